@@ -1,0 +1,29 @@
+// Timing formulas of a DMA channel (docs/timing.md#dma).
+#include "models/npu/dma_timing.h"
+
+#include <cmath>
+
+namespace npusim::models {
+
+DmaParams DmaParams::read(const config::HwConfig& c) {
+  DmaParams p;
+  p.channels = c.get_int("npu.dma.channels");
+  p.setup_cycles = c.get_int("npu.dma.setup_cycles");
+  p.bytes_per_cycle = c.get_double("npu.dma.bytes_per_cycle");
+  return p;
+}
+
+const char* dma_kind_name(DmaKind k) {
+  switch (k) {
+    case DmaKind::LoadWeights: return "load_weights";
+    case DmaKind::LoadActivations: return "load_act";
+    case DmaKind::StoreActivations: return "store_act";
+  }
+  return "?";
+}
+
+int64_t dma_channel_cycles(const DmaParams& p, const DmaTransfer& t) {
+  return static_cast<int64_t>(std::ceil(t.bytes / p.bytes_per_cycle));
+}
+
+}  // namespace npusim::models

@@ -1,0 +1,75 @@
+// Timing formulas of the PE array (docs/timing.md#pe-array).
+#include "models/npu/pe_array_timing.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace npusim::models {
+
+int64_t ceil_div(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
+
+PeArrayParams PeArrayParams::read(const config::HwConfig& c) {
+  PeArrayParams p;
+  p.rows = c.get_int("npu.pe_array.rows");
+  p.cols = c.get_int("npu.pe_array.cols");
+  p.dataflow = c.get_string("npu.pe_array.dataflow") == "output_stationary" ? Dataflow::OutputStationary
+                                                                             : Dataflow::WeightStationary;
+  p.macs_per_pe_cycle_int8 = c.get_double("npu.pe_array.macs_per_pe_cycle.int8");
+  p.macs_per_pe_cycle_fp16 = c.get_double("npu.pe_array.macs_per_pe_cycle.fp16");
+  p.macs_per_pe_cycle_fp32 = c.get_double("npu.pe_array.macs_per_pe_cycle.fp32");
+  p.fold_overhead_cycles = c.get_int("npu.pe_array.fold_overhead_cycles");
+  p.tile_setup_cycles = c.get_int("npu.pe_array.tile_setup_cycles");
+  p.act_read_bytes_per_cycle = c.get_double("npu.pe_array.act_read_bytes_per_cycle");
+  p.weight_read_bytes_per_cycle = c.get_double("npu.pe_array.weight_read_bytes_per_cycle");
+  p.out_write_bytes_per_cycle = c.get_double("npu.pe_array.out_write_bytes_per_cycle");
+  return p;
+}
+
+double PeArrayParams::macs_per_pe_cycle(ir::DType t) const {
+  switch (t) {
+    case ir::DType::Int8: case ir::DType::UInt8: return macs_per_pe_cycle_int8;
+    case ir::DType::Float16: case ir::DType::BFloat16: case ir::DType::Int16: return macs_per_pe_cycle_fp16;
+    default: return macs_per_pe_cycle_fp32;
+  }
+}
+
+static int64_t bytes_cycles(int64_t bytes, double per_cycle) {
+  return static_cast<int64_t>(std::ceil(static_cast<double>(bytes) / per_cycle));
+}
+
+PeTiming pe_tile_timing(const PeArrayParams& p, const PeTile& t) {
+  PeTiming r;
+  const int64_t reduction = t.c * t.r * t.s;
+  // A PE that does m MACs per cycle streams one operand every 1/m cycles.
+  const double cycles_per_mac = 1.0 / p.macs_per_pe_cycle(t.dtype);
+  const int64_t fill = p.rows + p.cols - 2;  // systolic fill + drain of one fold
+  int64_t per_group = 0;
+  if (p.dataflow == Dataflow::WeightStationary) {
+    // Weights of one (K block, reduction block) sit in the array; all output pixels stream by.
+    // Loading the next fold's weights overlaps streaming, but a fold is never shorter than it.
+    const int64_t k_folds = ceil_div(t.k, p.rows);
+    const int64_t red_folds = ceil_div(reduction, p.cols);
+    const int64_t fold_weight_bytes = ceil_div(t.weight_bytes, std::max<int64_t>(1, k_folds * red_folds * t.groups));
+    const int64_t stream = static_cast<int64_t>(std::ceil(t.pixels * cycles_per_mac));
+    const int64_t fold = std::max(stream, bytes_cycles(fold_weight_bytes, p.weight_read_bytes_per_cycle)) +
+                         fill + p.fold_overhead_cycles;
+    r.folds = k_folds * red_folds * t.groups;
+    per_group = k_folds * red_folds * fold;
+    r.act_cycles = bytes_cycles(t.in_bytes * k_folds, p.act_read_bytes_per_cycle);
+  } else {
+    // Output stationary: rows hold output pixels, cols hold output channels; the reduction streams.
+    const int64_t px_folds = ceil_div(t.pixels, p.rows);
+    const int64_t k_folds = ceil_div(t.k, p.cols);
+    const int64_t stream = static_cast<int64_t>(std::ceil(reduction * cycles_per_mac));
+    const int64_t fold = stream + fill + p.fold_overhead_cycles;
+    r.folds = px_folds * k_folds * t.groups;
+    per_group = px_folds * k_folds * fold;
+    r.act_cycles = bytes_cycles(t.in_bytes * k_folds, p.act_read_bytes_per_cycle);
+  }
+  r.compute_cycles = per_group * t.groups;
+  r.out_cycles = bytes_cycles(t.out_bytes, p.out_write_bytes_per_cycle);
+  r.total_cycles = p.tile_setup_cycles + std::max({r.compute_cycles, r.act_cycles, r.out_cycles});
+  return r;
+}
+
+}  // namespace npusim::models

@@ -1,0 +1,54 @@
+// PE array timing: pure formulas, no SystemC. See docs/timing.md#pe-array.
+#pragma once
+#include <cstdint>
+
+#include "sim/config/hw_config.h"
+#include "sim/ir/dtype.h"
+
+namespace npusim::models {
+
+enum class Dataflow { WeightStationary, OutputStationary };
+
+struct PeArrayParams {
+  int64_t rows = 64;  // K lanes
+  int64_t cols = 64;  // reduction lanes
+  Dataflow dataflow = Dataflow::WeightStationary;
+  double macs_per_pe_cycle_int8 = 1, macs_per_pe_cycle_fp16 = 0.5, macs_per_pe_cycle_fp32 = 0.125;
+  int64_t fold_overhead_cycles = 0;
+  int64_t tile_setup_cycles = 0;
+  double act_read_bytes_per_cycle = 64;
+  double weight_read_bytes_per_cycle = 32;
+  double out_write_bytes_per_cycle = 32;
+
+  static PeArrayParams read(const config::HwConfig& c);
+  double macs_per_pe_cycle(ir::DType t) const;
+  double peak_macs_per_cycle(ir::DType t) const { return rows * cols * macs_per_pe_cycle(t); }
+};
+
+// One PE command: a convolution (or dense = 1x1 conv on 1x1 pixels) over an output tile.
+struct PeTile {
+  int64_t k = 1;        // output channels of the tile (per group)
+  int64_t c = 1;        // input channels per group
+  int64_t r = 1, s = 1; // kernel
+  int64_t pixels = 1;   // output pixels in the tile: N * Ho * Wo
+  int64_t groups = 1;   // grouped conv: each group is a separate pass
+  int64_t in_bytes = 0;      // input activation bytes the tile reads
+  int64_t out_bytes = 0;     // output bytes the tile writes
+  int64_t weight_bytes = 0;  // weight bytes the tile uses
+  ir::DType dtype = ir::DType::Int8;
+  int64_t macs() const { return k * c * r * s * pixels * groups; }
+};
+
+struct PeTiming {
+  int64_t folds = 0;           // K blocks x reduction blocks (x groups)
+  int64_t compute_cycles = 0;  // folds streamed through the array, incl. fill/drain
+  int64_t act_cycles = 0;      // input reads (per K fold)
+  int64_t out_cycles = 0;      // output writes
+  int64_t total_cycles = 0;    // setup + max(compute, act, out)
+};
+
+PeTiming pe_tile_timing(const PeArrayParams& p, const PeTile& t);
+
+int64_t ceil_div(int64_t a, int64_t b);
+
+}  // namespace npusim::models

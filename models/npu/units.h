@@ -1,0 +1,96 @@
+// The NPU's SystemC units. Each is an SC_MODULE with one SC_THREAD per queue that takes its
+// jobs in program order, waits for their dependencies, computes the job's latency from the
+// unit's timing formula (the *_timing.h next to it) and waits that long: time advances per
+// tile, not per clock edge.
+#pragma once
+#include <systemc>
+
+#include <functional>
+#include <vector>
+
+#include "models/memory/dram.h"
+#include "models/npu/dma_timing.h"
+#include "models/npu/pe_array_timing.h"
+#include "models/npu/scoreboard.h"
+#include "models/npu/vector_processor_timing.h"
+
+namespace npusim::models {
+
+struct UnitStats {
+  int64_t busy_cycles = 0;
+  int64_t jobs = 0;
+};
+
+// A queue-driven unit: `latency(job)` gives cycles; `body(job)` may instead block on shared
+// resources (DMA on DRAM). One thread per queue.
+template <typename Payload>
+class QueueUnit : public sc_core::sc_module {
+ public:
+  using Body = std::function<void(const Job<Payload>&)>;
+  QueueUnit(sc_core::sc_module_name name, Scoreboard& sb, std::vector<std::vector<Job<Payload>>> queues, Body body)
+      : sc_module(name), m_sb(sb), m_queues(std::move(queues)), m_body(std::move(body)) {
+    for (size_t q = 0; q < m_queues.size(); ++q)
+      sc_core::sc_spawn([this, q] { run(q); }, sc_core::sc_gen_unique_name("queue"));
+  }
+  const UnitStats& stats() const { return m_stats; }
+
+ private:
+  void run(size_t q) {
+    for (const auto& job : m_queues[q]) {
+      m_sb.wait_all(job.deps);
+      const int64_t t0 = m_sb.now_cycles();
+      m_sb.start(job.id, static_cast<int>(q));
+      m_body(job);
+      m_stats.busy_cycles += m_sb.now_cycles() - t0;
+      m_stats.jobs++;
+      m_sb.finish(job.id);
+    }
+  }
+  Scoreboard& m_sb;
+  std::vector<std::vector<Job<Payload>>> m_queues;
+  Body m_body;
+  UnitStats m_stats;
+};
+
+// PE array: one queue; latency from pe_tile_timing (docs/timing.md#pe-array).
+class PeArray : public QueueUnit<PeTile> {
+ public:
+  PeArray(sc_core::sc_module_name name, const PeArrayParams& p, Scoreboard& sb, std::vector<Job<PeTile>> jobs)
+      : QueueUnit(name, sb, {std::move(jobs)},
+                  [p, &sb](const Job<PeTile>& j) { sc_core::wait(sb.cycles(pe_tile_timing(p, j.payload).total_cycles)); }) {}
+};
+
+// Vector processor: one queue; one pipeline of module_list stages (docs/timing.md#vector-processor).
+class VectorProcessor : public QueueUnit<std::vector<VpStageWork>> {
+ public:
+  VectorProcessor(sc_core::sc_module_name name, const VpParams& p, Scoreboard& sb,
+                  std::vector<Job<std::vector<VpStageWork>>> jobs)
+      : QueueUnit(name, sb, {std::move(jobs)}, [p, &sb](const Job<std::vector<VpStageWork>>& j) {
+          sc_core::wait(sb.cycles(vp_tile_timing(p, j.payload).total_cycles));
+        }) {}
+};
+
+// DMA: one queue per channel; setup, then the data moves at the slower of the channel's own
+// rate and the shared DRAM (docs/timing.md#dma).
+class Dma : public QueueUnit<DmaTransfer> {
+ public:
+  Dma(sc_core::sc_module_name name, const DmaParams& p, Scoreboard& sb, Dram& dram,
+      std::vector<std::vector<Job<DmaTransfer>>> queues)
+      : QueueUnit(name, sb, std::move(queues), [p, &sb, &dram](const Job<DmaTransfer>& j) {
+          sc_core::wait(sb.cycles(p.setup_cycles));
+          const int64_t t0 = sb.now_cycles();
+          dram.transfer(j.payload.bytes, j.payload.segments, j.payload.kind == DmaKind::StoreActivations);
+          const int64_t own = dma_channel_cycles(p, j.payload);
+          const int64_t spent = sb.now_cycles() - t0;
+          if (own > spent) sc_core::wait(sb.cycles(own - spent));
+        }) {}
+};
+
+// Host CPU for device: cpu layers; cycles are precomputed by the mapper's host cost model.
+class HostCpu : public QueueUnit<int64_t> {
+ public:
+  HostCpu(sc_core::sc_module_name name, Scoreboard& sb, std::vector<Job<int64_t>> jobs)
+      : QueueUnit(name, sb, {std::move(jobs)}, [&sb](const Job<int64_t>& j) { sc_core::wait(sb.cycles(j.payload)); }) {}
+};
+
+}  // namespace npusim::models

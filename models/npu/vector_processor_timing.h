@@ -1,0 +1,47 @@
+// Vector processor timing: pure formulas, no SystemC. See docs/timing.md#vector-processor.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/config/hw_config.h"
+
+namespace npusim::models {
+
+struct VpStageParams {
+  double vectors_per_cycle = 1;
+  int64_t latency_cycles = 0;
+};
+
+struct VpParams {
+  int64_t lanes = 32;
+  int64_t instr_overhead_cycles = 0;
+  std::map<std::string, VpStageParams> stages;  // by module kind (fp32_sum_sub_group0 -> fp32_sum_sub_group)
+
+  static VpParams read(const config::HwConfig& c);
+  const VpStageParams& stage(const std::string& kind) const;  // InternalError if unknown
+};
+
+// The module_list stage kind with any group number removed: fp32_sum_sub_group0 -> fp32_sum_sub_group.
+std::string vp_stage_family(const std::string& kind);
+
+// Work of one stage in one VP command: `channels` x `pixels` elements (pixels = N*H*W).
+struct VpStageWork {
+  std::string kind;
+  int64_t channels = 1;
+  int64_t pixels = 1;
+};
+
+struct VpTiming {
+  int64_t stream_cycles = 0;   // the slowest stage's vectors / throughput
+  int64_t latency_cycles = 0;  // sum of the stage latencies (pipeline depth)
+  int64_t total_cycles = 0;
+  std::string slowest_stage;
+};
+
+// Stages form one pipeline: a tile takes the slowest stage's streaming time plus the pipeline
+// depth plus the instruction overhead.
+VpTiming vp_tile_timing(const VpParams& p, const std::vector<VpStageWork>& stages);
+
+}  // namespace npusim::models

@@ -1,0 +1,48 @@
+// `sim --ir X --hw Y`: read, validate, map, simulate, report.
+#include <fstream>
+#include <iostream>
+
+#include "frontends/frontend_ir/frontend_ir_reader.h"
+#include "sim/cli/commands.h"
+#include "sim/config/hw_config.h"
+#include "sim/engine/npu_engine.h"
+#include "sim/ir/error.h"
+#include "sim/mapping/mapper.h"
+#include "sim/report/report.h"
+
+namespace npusim::cli {
+
+namespace {
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  if (!f) throw InputError(path, "", "cannot open for writing");
+  f << text;
+  if (!f) throw InputError(path, "", "write failed");
+}
+}  // namespace
+
+int run_npu(const RunOptions& o) {
+  // Validate everything before simulating.
+  const ir::Graph graph = frontends::read_frontend_ir(o.ir);
+  const config::HwConfig cfg = config::HwConfig::load(o.hw, o.sets);
+  const mapping::Program prog = mapping::map_graph(graph, cfg);
+  const engine::SimResult sim = engine::simulate_npu(prog, cfg);
+  const report::RunReport rep = report::build_report(graph.name, prog, sim.timings, cfg);
+  if (!o.quiet) std::cout << report::format_table(rep);
+  if (!o.report_json.empty()) write_file(o.report_json, report::to_json(rep).dump(2) + "\n");
+  if (!o.csv.empty()) write_file(o.csv, report::to_csv(rep));
+  if (!o.trace.empty()) write_file(o.trace, report::chrome_trace(rep, prog, sim.timings).dump() + "\n");
+  return kOk;
+}
+
+int run_config(bool markdown, const std::string& hw, const std::vector<std::string>& sets) {
+  if (markdown) {
+    std::cout << config::schema_markdown();
+    return kOk;
+  }
+  const config::HwConfig cfg = hw.empty() ? config::HwConfig::defaults(sets) : config::HwConfig::load(hw, sets);
+  for (const auto& [k, v] : cfg.resolved()) std::cout << k << " = " << v << "\n";
+  return kOk;
+}
+
+}  // namespace npusim::cli

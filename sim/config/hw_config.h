@@ -1,0 +1,63 @@
+// Hardware description: one YAML file (configs/*.yaml) plus --set overrides, checked against a
+// schema that declares every key once (type, unit, default, meaning). The schema also prints
+// `sim config --list` and docs/config.md, so documentation and defaults cannot drift.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace npusim::config {
+
+enum class ParamType { Int, Double, String, Bool };
+
+struct ParamDecl {
+  std::string path;     // dotted YAML path, e.g. "npu.pe_array.rows"
+  ParamType type;
+  std::string default_value;
+  std::string unit;     // "cycles", "B/cycle", "KiB", "" ...
+  std::string meaning;  // one line
+  std::vector<std::string> choices;  // for enumerated strings; empty = free
+};
+
+// Every parameter npusim reads, in documentation order.
+const std::vector<ParamDecl>& schema();
+const ParamDecl* find_param(const std::string& path);
+std::string closest_param(const std::string& path);  // for "did you mean" messages
+
+// A resolved configuration: every schema key has a value (file, override or default).
+class HwConfig {
+ public:
+  // Reads a YAML file; unknown keys, wrong types and bad values are InputErrors naming the
+  // file and YAML path. Overrides are "path=value" strings (--set), applied after the file.
+  static HwConfig load(const std::string& path, const std::vector<std::string>& overrides = {});
+  // Defaults only (plus overrides): used by tests through make_params-style helpers.
+  static HwConfig defaults(const std::vector<std::string>& overrides = {});
+  // Applies one "path=value" override (InputError "--set" on unknown path or bad value).
+  void set(const std::string& assignment);
+
+  int64_t get_int(const std::string& path) const;
+  double get_double(const std::string& path) const;  // ints are accepted as doubles
+  std::string get_string(const std::string& path) const;
+  bool get_bool(const std::string& path) const;
+
+  const std::string& source() const { return m_source; }
+  // path -> value text, every schema key, in schema order (for reports: "restate the specs").
+  std::vector<std::pair<std::string, std::string>> resolved() const;
+
+  // Derived: clock period and rates used by several units.
+  double clock_ghz() const { return get_double("clock_mhz") / 1000.0; }
+  double dram_bytes_per_cycle() const { return get_double("memory.dram.bandwidth_gbps") / clock_ghz(); }
+
+ private:
+  void assign(const std::string& path, const std::string& text, const std::string& file,
+              const std::string& where);
+  void validate() const;  // cross-field rules
+  std::map<std::string, std::string> m_values;
+  std::string m_source = "<defaults>";
+};
+
+// Markdown table of the schema (docs/config.md is generated from it).
+std::string schema_markdown();
+
+}  // namespace npusim::config

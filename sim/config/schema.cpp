@@ -1,0 +1,99 @@
+// The one declaration of every hardware parameter (docs/config.md is generated from this table
+// by `sim config --markdown`). Units are in the key name or the unit column.
+#include "sim/config/hw_config.h"
+
+namespace npusim::config {
+
+namespace {
+using T = ParamType;
+std::vector<ParamDecl> build_schema() {
+  std::vector<ParamDecl> s = {
+      {"name", T::String, "npu", "", "name of this hardware description (shown in reports)", {}},
+      {"clock_mhz", T::Double, "1000", "MHz", "core clock; all unit cycles are in this clock", {}},
+
+      // PE array (models/npu/pe_array_timing.h, docs/timing.md#pe-array)
+      {"npu.pe_array.rows", T::Int, "64", "PEs", "rows: output channels (K) mapped in parallel", {}},
+      {"npu.pe_array.cols", T::Int, "64", "PEs", "columns: reduction lanes (C*R*S) in parallel", {}},
+      {"npu.pe_array.dataflow", T::String, "weight_stationary", "",
+       "weight_stationary: weights held, output pixels streamed; output_stationary: outputs held, reduction streamed",
+       {"weight_stationary", "output_stationary"}},
+      {"npu.pe_array.macs_per_pe_cycle.int8", T::Double, "1", "MAC/PE/cycle", "int8 throughput per PE", {}},
+      {"npu.pe_array.macs_per_pe_cycle.fp16", T::Double, "0.5", "MAC/PE/cycle", "fp16/bf16 throughput per PE", {}},
+      {"npu.pe_array.macs_per_pe_cycle.fp32", T::Double, "0.125", "MAC/PE/cycle", "fp32 throughput per PE", {}},
+      {"npu.pe_array.fold_overhead_cycles", T::Int, "0", "cycles",
+       "extra cycles per fold (one K block x reduction block) beyond the rows+cols-2 fill/drain", {}},
+      {"npu.pe_array.tile_setup_cycles", T::Int, "84", "cycles", "per PE tile: the pe_cfg_* instructions before a pe_conv", {}},
+      {"npu.pe_array.act_read_bytes_per_cycle", T::Double, "64", "B/cycle",
+       "input activations from L2 into the array (re-read once per K fold)", {}},
+      {"npu.pe_array.weight_read_bytes_per_cycle", T::Double, "32", "B/cycle",
+       "weights from the weight buffer into the array; a fold cannot be shorter than its weight load", {}},
+      {"npu.pe_array.out_write_bytes_per_cycle", T::Double, "32", "B/cycle", "results from the array back to L2", {}},
+      {"npu.pe_array.act_buffer_kib", T::Int, "64", "KiB", "AL1 activation buffer next to the array", {}},
+      {"npu.pe_array.out_buffer_kib", T::Int, "64", "KiB", "OL1 accumulator buffer", {}},
+
+      // Vector processor (models/npu/vector_processor_timing.h)
+      {"npu.vector.lanes", T::Int, "32", "elements", "channels processed in parallel (one vector = lanes elements)", {}},
+      {"npu.vector.instr_overhead_cycles", T::Int, "0", "cycles", "per VP instruction issue overhead", {}},
+  };
+  // One throughput/latency pair per module_list stage kind.
+  for (const char* k : {"pre_cal", "compare_group", "post_cal", "fp32_sum_sub_group", "relu_group",
+                         "fp32_mul_group", "acc_tree_group"}) {
+    s.push_back({std::string("npu.vector.stages.") + k + ".vectors_per_cycle", T::Double, "1",
+                 "vectors/cycle", std::string("throughput of the ") + k + " stage", {}});
+    s.push_back({std::string("npu.vector.stages.") + k + ".latency_cycles", T::Int, "6", "cycles",
+                 std::string("pipeline latency of the ") + k + " stage", {}});
+  }
+  std::vector<ParamDecl> rest = {
+      // On-chip buffers (models/npu/buffer.h)
+      {"npu.l2.size_kib", T::Int, "8192", "KiB", "global (L2) buffer holding activations and prefetched weights", {}},
+      {"npu.l2.banks", T::Int, "16", "banks", "L2 banks", {}},
+      {"npu.l2.bytes_per_cycle", T::Double, "256", "B/cycle", "L2 port bandwidth shared by DMA, PE array and VP", {}},
+      {"npu.l2.weight_share", T::Double, "0.5", "fraction", "share of L2 reserved for weight prefetch", {}},
+      {"npu.weight_buffer.size_kib", T::Int, "1152", "KiB", "WL0 weight buffer next to the PE array", {}},
+
+      // DMA (models/npu/dma_timing.h)
+      {"npu.dma.channels", T::Int, "2", "channels", "independent DMA engines (queues)", {}},
+      {"npu.dma.burst_bytes", T::Int, "64", "B", "DRAM burst; transfers are rounded up to whole bursts", {}},
+      {"npu.dma.setup_cycles", T::Int, "21", "cycles", "per transfer: descriptor (ld*_cfg) before data moves", {}},
+      {"npu.dma.segment_overhead_cycles", T::Double, "0", "cycles",
+       "per contiguous segment (e.g. one weight row per output channel)", {}},
+      {"npu.dma.bytes_per_cycle", T::Double, "64", "B/cycle", "peak rate of one DMA channel", {}},
+
+      // Mapping policy (sim/mapping)
+      {"mapping.weight_prefetch_layers", T::Int, "2", "layers",
+       "weights of layer i may load once layer i-N has finished (buffer slots)", {}},
+      {"mapping.keep_activations_on_chip", T::Bool, "true", "",
+       "keep a layer's output in L2 for its consumers when it fits; else spill to DRAM", {}},
+
+      // DRAM (models/memory/dram_timing.h)
+      {"memory.dram.model", T::String, "simple", "", "DRAM model: simple = bandwidth + latency server", {"simple"}},
+      {"memory.dram.bandwidth_gbps", T::Double, "32", "GB/s", "sustained bandwidth (1 GB = 1e9 B)", {}},
+      {"memory.dram.latency_ns", T::Double, "100", "ns", "first-byte latency of a transfer", {}},
+      {"memory.dram.channels", T::Int, "2", "channels", "channels; a transfer is interleaved over all of them", {}},
+
+      // Host CPU for device: cpu layers
+      {"host.op_overhead_us", T::Double, "5", "us", "fixed cost of one host (cpu) layer", {}},
+      {"host.bandwidth_gbps", T::Double, "10", "GB/s", "host copy bandwidth for cpu layers", {}},
+
+      // Energy (optional: 0 disables the energy columns)
+      {"energy.pj_per_mac", T::Double, "0", "pJ", "energy per MAC", {}},
+      {"energy.pj_per_dram_byte", T::Double, "0", "pJ", "energy per DRAM byte", {}},
+      {"energy.pj_per_sram_byte", T::Double, "0", "pJ", "energy per on-chip buffer byte", {}},
+  };
+  s.insert(s.end(), rest.begin(), rest.end());
+  return s;
+}
+}  // namespace
+
+const std::vector<ParamDecl>& schema() {
+  static const std::vector<ParamDecl> s = build_schema();
+  return s;
+}
+
+const ParamDecl* find_param(const std::string& path) {
+  for (const auto& p : schema())
+    if (p.path == path) return &p;
+  return nullptr;
+}
+
+}  // namespace npusim::config

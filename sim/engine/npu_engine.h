@@ -1,0 +1,21 @@
+// Builds the SystemC top for an NPU program, runs it to completion and returns when each
+// command ran. SystemC elaborates once per process: call simulate_npu at most once.
+#pragma once
+#include <vector>
+
+#include "sim/config/hw_config.h"
+#include "sim/mapping/program.h"
+
+namespace npusim::engine {
+
+struct SimResult {
+  std::vector<mapping::CommandTiming> timings;  // by command id
+  int64_t end_cycle = 0;
+  int64_t dram_bytes_read = 0, dram_bytes_written = 0, dram_busy_cycles = 0;
+  int64_t pe_busy_cycles = 0, vp_busy_cycles = 0, dma_busy_cycles = 0, host_busy_cycles = 0;
+  int dma_channels = 1;
+};
+
+SimResult simulate_npu(const mapping::Program& prog, const config::HwConfig& cfg);
+
+}  // namespace npusim::engine

@@ -1,0 +1,462 @@
+// Tiling and scheduling of layers onto the NPU units (docs/mapping.md).
+#include "sim/mapping/mapper.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "sim/ir/error.h"
+
+namespace npusim::mapping {
+
+const char* unit_name(Unit u) {
+  switch (u) {
+    case Unit::Dma: return "dma";
+    case Unit::PeArray: return "pe_array";
+    case Unit::Vector: return "vector";
+    case Unit::Host: return "host";
+  }
+  return "?";
+}
+
+const char* bound_name(Bound b) {
+  switch (b) {
+    case Bound::Compute: return "compute";
+    case Bound::Memory: return "memory";
+    case Bound::Vector: return "vector";
+    case Bound::Host: return "host";
+  }
+  return "?";
+}
+
+MapperParams MapperParams::read(const config::HwConfig& c) {
+  MapperParams p;
+  p.l2_bytes = c.get_int("npu.l2.size_kib") * 1024;
+  p.l2_weight_bytes = static_cast<int64_t>(p.l2_bytes * c.get_double("npu.l2.weight_share"));
+  p.l2_act_bytes = p.l2_bytes - p.l2_weight_bytes;
+  p.weight_buffer_bytes = c.get_int("npu.weight_buffer.size_kib") * 1024;
+  p.weight_prefetch_layers = static_cast<int>(c.get_int("mapping.weight_prefetch_layers"));
+  p.keep_activations_on_chip = c.get_bool("mapping.keep_activations_on_chip");
+  const double bytes_per_cycle = c.get_double("host.bandwidth_gbps") / c.clock_ghz();
+  p.host_cycles_per_byte = 1.0 / bytes_per_cycle;
+  p.host_op_cycles = static_cast<int64_t>(std::llround(c.get_double("host.op_overhead_us") * 1000 * c.clock_ghz()));
+  return p;
+}
+
+namespace {
+
+using ir::Layer;
+using ir::Shape;
+
+int64_t bytes_of(const Shape& s, ir::DType t) { return ir::num_elements(s) * ir::dtype_bytes(t); }
+
+// Dimensions of an activation as N, C, H, W (2-D tensors are [N, C] = [N, C, 1, 1]).
+struct Nchw {
+  int64_t n = 1, c = 1, h = 1, w = 1;
+};
+Nchw nchw(const Shape& s) {
+  Nchw r;
+  if (s.size() >= 1) r.n = s[0];
+  if (s.size() >= 2) r.c = s[1];
+  if (s.size() >= 3) r.h = s[2];
+  if (s.size() >= 4) r.w = s[3];
+  if (s.size() > 4)
+    for (size_t i = 4; i < s.size(); ++i) r.w *= s[i];
+  return r;
+}
+
+// A row tile: `images` whole images, or `rows` output rows of one image.
+struct RowTiling {
+  int64_t tiles = 1;
+  int64_t out_rows_per_tile = 1;  // rows of N*Ho covered by one tile (last may be shorter)
+};
+
+// Default vector-processor stages when a layer has no module_list.
+std::vector<std::string> default_stages(ir::OpKind op) {
+  switch (op) {
+    case ir::OpKind::MaxPool2d: return {"pre_cal", "compare_group", "post_cal"};
+    case ir::OpKind::AvgPool2d: return {"pre_cal", "fp32_mul_group", "acc_tree_group", "post_cal"};
+    case ir::OpKind::ElementWiseAdd: return {"pre_cal", "fp32_sum_sub_group0", "post_cal"};
+    default: return {"pre_cal", "post_cal"};
+  }
+}
+
+class Mapper {
+ public:
+  Mapper(const ir::Graph& g, const config::HwConfig& c)
+      : m_graph(g), m_cfg(c), m_p(MapperParams::read(c)), m_pe(models::PeArrayParams::read(c)) {}
+
+  Program run() {
+    count_consumers();
+    for (size_t i = 0; i < m_graph.layers.size(); ++i) map_layer(m_graph.layers[i]);
+    return std::move(m_prog);
+  }
+
+ private:
+  struct TensorState {
+    bool in_l2 = false;
+    bool in_dram = false;
+    int64_t bytes = 0;
+    int remaining_consumers = 0;
+    int last_cmd = -1;   // command after which the tensor is complete (in L2 or in DRAM)
+    int store_cmd = -1;  // last store to DRAM, if any
+  };
+
+  void count_consumers() {
+    for (const auto& l : m_graph.layers) {
+      for (const auto& p : l.previous)
+        if (m_graph.find(p)) m_consumers[p]++;
+    }
+  }
+
+  int add(Command c) {
+    c.id = static_cast<int>(m_prog.commands.size());
+    std::sort(c.deps.begin(), c.deps.end());
+    c.deps.erase(std::unique(c.deps.begin(), c.deps.end()), c.deps.end());
+    c.deps.erase(std::remove(c.deps.begin(), c.deps.end(), -1), c.deps.end());
+    m_prog.commands.push_back(std::move(c));
+    return m_prog.commands.back().id;
+  }
+
+  int64_t live_l2_bytes(const std::set<std::string>& except) const {
+    int64_t b = 0;
+    for (const auto& [name, t] : m_tensors)
+      if (t.in_l2 && t.remaining_consumers > 0 && !except.count(name)) b += t.bytes;
+    return b;
+  }
+
+  // Producer layers (and graph inputs) feeding the activation inputs of l.
+  std::vector<std::string> activation_inputs(const Layer& l) const {
+    std::vector<std::string> r;
+    for (const auto& p : l.previous)
+      if (!ir::is_constant_name(p) || m_graph.find(p)) r.push_back(p);
+    return r;
+  }
+
+  void map_layer(const Layer& l) {
+    LayerPlan plan;
+    plan.layer_index = l.index;
+    plan.name = l.name;
+    plan.op = ir::op_name(l.op);
+    plan.on_host = l.device == ir::Device::Cpu;
+    plan.macs = l.macs();
+    plan.weight_bytes = l.weight_bytes();
+    const ir::DType in_t = l.input_dtypes.empty() ? ir::DType::Int8 : l.input_dtypes[0];
+    const ir::DType out_t = l.output_dtypes.empty() ? in_t : l.output_dtypes[0];
+    plan.dtype = in_t;
+    plan.peak_macs_per_cycle = static_cast<int64_t>(m_pe.peak_macs_per_cycle(in_t));
+
+    // Activation inputs: layer producers and graph inputs (by position in previous_layer).
+    std::vector<std::string> inputs = activation_inputs(l);
+    std::vector<int64_t> in_sizes;
+    for (size_t j = 0; j < inputs.size() && j < l.input_shapes.size(); ++j) {
+      if (ir::runs_on_pe_array(l.op) && j == 1) break;  // the weight
+      int64_t b = bytes_of(l.input_shapes[j], j < l.input_dtypes.size() ? l.input_dtypes[j] : in_t);
+      in_sizes.push_back(b);
+      plan.in_bytes += b;
+    }
+    if (!l.output_shapes.empty()) plan.out_bytes = bytes_of(l.output_shapes[0], out_t);
+    const int layer_id = static_cast<int>(m_prog.layers.size());
+
+    // Where do the inputs come from, and what must finish first?
+    std::vector<int> input_deps;
+    int64_t resident_in = 0, dram_in = 0;
+    std::set<std::string> own;
+    for (size_t j = 0; j < in_sizes.size(); ++j) {
+      const std::string& src = inputs[j];
+      own.insert(src);
+      auto it = m_tensors.find(src);
+      if (it == m_tensors.end()) {  // graph input: in DRAM from the start
+        dram_in += in_sizes[j];
+        continue;
+      }
+      const TensorState& t = it->second;
+      if (t.in_l2 && !plan.on_host) {
+        resident_in += in_sizes[j];
+        input_deps.push_back(t.last_cmd);
+      } else {
+        dram_in += in_sizes[j];
+        input_deps.push_back(t.store_cmd >= 0 ? t.store_cmd : t.last_cmd);
+      }
+    }
+    plan.input_from_dram = dram_in > 0;
+
+    // Consumers that need the output in DRAM: graph outputs and host layers.
+    bool needs_dram_copy = false;
+    for (const auto& n : l.next) {
+      const Layer* c = m_graph.find(n);
+      if (!c || c->device == ir::Device::Cpu) needs_dram_copy = true;
+    }
+
+    if (plan.on_host) {
+      Command c;
+      c.unit = Unit::Host;
+      c.layer = layer_id;
+      c.label = l.name;
+      c.host_cycles = m_p.host_op_cycles +
+                      static_cast<int64_t>(std::ceil((plan.in_bytes + plan.out_bytes) * m_p.host_cycles_per_byte));
+      c.deps = input_deps;
+      int id = add(std::move(c));
+      m_prog.layers.push_back(plan);
+      finish_layer(l, id, /*in_l2=*/false, /*store=*/id, plan.out_bytes);
+      return;
+    }
+
+    // Keep the output in L2 when it fits beside everything still live.
+    const int64_t live_other = live_l2_bytes(own);
+    bool keep = m_p.keep_activations_on_chip && !needs_dram_copy &&
+                live_other + resident_in + plan.out_bytes <= m_p.l2_act_bytes;
+    // Row tiling: what streams through L2 (from or to DRAM) must fit, double-buffered.
+    const Shape out_shape = l.output_shapes.empty() ? Shape{1} : l.output_shapes[0];
+    const Nchw on = nchw(out_shape);
+    const int64_t total_rows = on.n * on.h;
+    auto plan_rows = [&](bool keep_out) -> std::optional<RowTiling> {
+      const int64_t fixed = live_other + resident_in + (keep_out ? plan.out_bytes : 0);
+      const int64_t stream_total = dram_in + (keep_out ? 0 : plan.out_bytes);
+      if (fixed > m_p.l2_act_bytes) return std::nullopt;
+      const int64_t space = m_p.l2_act_bytes - fixed;
+      if (stream_total == 0) return RowTiling{1, total_rows};
+      for (int64_t t = 1; t <= total_rows; t = (t < total_rows && t * 2 > total_rows) ? total_rows : t * 2) {
+        const int64_t rows = ceil_rows(total_rows, t);
+        // A tile's input includes its halo rows: (rows-1)*stride + kernel per image.
+        const int64_t per_tile = tile_stream_bytes(l, rows, dram_in, keep_out ? 0 : plan.out_bytes, total_rows);
+        if (2 * per_tile <= space) return RowTiling{ceil_div(total_rows, rows), rows};
+        if (t == total_rows) break;
+      }
+      return std::nullopt;
+    };
+    std::optional<RowTiling> tiling = plan_rows(keep);
+    if (!tiling && keep) {
+      keep = false;
+      tiling = plan_rows(false);
+    }
+    if (!tiling)
+      throw InputError(m_cfg.source(), "npu.l2.size_kib",
+                       "L2 buffer too small for layer " + l.name + " (needs " +
+                           std::to_string((live_other + resident_in + 2 * tile_stream_bytes(l, 1, dram_in, plan.out_bytes, total_rows)) / 1024) +
+                           " KiB for activations beside the weight share)");
+    plan.output_to_dram = !keep || needs_dram_copy;
+    plan.row_tiles = static_cast<int>(tiling->tiles);
+    plan.l2_act_bytes = live_other + resident_in + (keep ? plan.out_bytes : 0);
+
+    int last = -1, store = -1;
+    if (ir::runs_on_pe_array(l.op))
+      emit_pe_layer(l, plan, layer_id, *tiling, input_deps, dram_in, keep, needs_dram_copy, last, store);
+    else
+      emit_vp_layer(l, plan, layer_id, *tiling, input_deps, dram_in, keep, needs_dram_copy, last, store);
+    m_prog.layers.push_back(plan);
+    m_npu_layer_last.push_back(last);
+    finish_layer(l, last, keep, store, plan.out_bytes);
+  }
+
+  static int64_t ceil_rows(int64_t total, int64_t tiles) { return ceil_div(total, tiles); }
+  static int64_t ceil_div(int64_t a, int64_t b) { return models::ceil_div(a, b); }
+
+  // Bytes that stream through L2 for one row tile of `rows` output rows.
+  int64_t tile_stream_bytes(const Layer& l, int64_t rows, int64_t dram_in, int64_t out_stream,
+                            int64_t total_rows) const {
+    const double frac = static_cast<double>(rows) / static_cast<double>(std::max<int64_t>(1, total_rows));
+    int64_t in_part = static_cast<int64_t>(std::ceil(dram_in * frac));
+    if (dram_in > 0 && !l.input_shapes.empty() && !l.output_shapes.empty()) {
+      const Nchw in = nchw(l.input_shapes[0]), out = nchw(l.output_shapes[0]);
+      if (rows < out.h) {  // rows of one image: add the window halo
+        const int64_t in_rows = std::min<int64_t>(in.h, (rows - 1) * l.stride[0] + std::max(l.kernel[0], l.pool[0]));
+        in_part = std::min(dram_in, static_cast<int64_t>(std::ceil(dram_in * static_cast<double>(in_rows) / (in.h * in.n))));
+      }
+    }
+    return in_part + static_cast<int64_t>(std::ceil(out_stream * frac));
+  }
+
+  int prefetch_slot_dep() const {
+    // Weights of this layer may load once the layer `weight_prefetch_layers` earlier finished.
+    const int d = m_p.weight_prefetch_layers;
+    const int n = static_cast<int>(m_npu_layer_last.size());
+    if (d <= 0) return n > 0 ? m_npu_layer_last.back() : -1;
+    return n - d >= 0 ? m_npu_layer_last[n - d] : -1;
+  }
+
+  void emit_pe_layer(const Layer& l, LayerPlan& plan, int layer_id, const RowTiling& tiling,
+                     const std::vector<int>& input_deps, int64_t dram_in, bool keep, bool copy_out,
+                     int& last, int& store) {
+    const Shape& w = l.input_shapes.size() > 1 ? l.input_shapes[1] : Shape{1, 1, 1, 1};
+    const int64_t groups = std::max(1, l.groups);
+    const int64_t k_total = w.empty() ? 1 : w[0];
+    int64_t red = 1;
+    for (size_t i = 1; i < w.size(); ++i) red *= w[i];
+    const ir::DType wt = l.input_dtypes.size() > 1 ? l.input_dtypes[1] : plan.dtype;
+    const int64_t bytes_per_k = red * ir::dtype_bytes(wt);
+    // K chunks: a chunk's weights must fit half the weight storage (double buffering).
+    const int64_t weight_store = m_p.weight_buffer_bytes + m_p.l2_weight_bytes;
+    int64_t k_chunk = k_total;
+    if (plan.weight_bytes > weight_store / 2 && groups == 1) {
+      k_chunk = std::max<int64_t>(1, (weight_store / 2) / std::max<int64_t>(1, bytes_per_k));
+      if (k_chunk >= m_pe.rows) k_chunk -= k_chunk % m_pe.rows;
+      k_chunk = std::min(k_chunk, k_total);
+    }
+    const int64_t k_chunks = ceil_div(k_total, k_chunk);
+    plan.k_chunks = static_cast<int>(k_chunks);
+    const Nchw out = nchw(l.output_shapes[0]);
+    const int64_t total_rows = out.n * out.h;
+    const int64_t r = w.size() > 2 ? w[2] : 1, s = w.size() > 3 ? w[3] : 1;
+    const int64_t c_per_group = w.size() > 1 ? w[1] : 1;
+
+    std::vector<int> pe_of_chunk;
+    for (int64_t kc = 0; kc < k_chunks; ++kc) {
+      const int64_t k0 = kc * k_chunk, kn = std::min(k_chunk, k_total - k0);
+      Command wl;
+      wl.unit = Unit::Dma;
+      wl.layer = layer_id;
+      wl.label = l.name + " weights k" + std::to_string(k0) + "+" + std::to_string(kn);
+      wl.dma = {models::DmaKind::LoadWeights, kn * bytes_per_k, kn};
+      if (kc == 0) wl.deps.push_back(prefetch_slot_dep());
+      if (kc >= 2) wl.deps.push_back(pe_of_chunk[kc - 2]);  // double-buffered chunks
+      if (kc == 1 && k_chunks > 1) wl.deps.push_back(prefetch_slot_dep());
+      const int wid = add(std::move(wl));
+      int prev_pe = -1;
+      for (int64_t t = 0; t < tiling.tiles; ++t) {
+        const int64_t row0 = t * tiling.out_rows_per_tile;
+        const int64_t rows = std::min(tiling.out_rows_per_tile, total_rows - row0);
+        const double frac = static_cast<double>(rows) / total_rows;
+        std::vector<int> deps = input_deps;
+        deps.push_back(wid);
+        if (dram_in > 0) {
+          Command la;
+          la.unit = Unit::Dma;
+          la.layer = layer_id;
+          la.label = l.name + " act rows " + std::to_string(row0) + "+" + std::to_string(rows);
+          const int64_t in_b = tile_stream_bytes(l, rows, dram_in, 0, total_rows);
+          la.dma = {models::DmaKind::LoadActivations, in_b, std::max<int64_t>(1, nchw(l.input_shapes[0]).c)};
+          la.deps = input_deps;
+          if (prev_pe >= 0) la.deps.push_back(prev_pe);  // double buffer: one tile ahead
+          deps.push_back(add(std::move(la)));
+        }
+        Command pe;
+        pe.unit = Unit::PeArray;
+        pe.layer = layer_id;
+        pe.label = l.name + " k" + std::to_string(k0) + "+" + std::to_string(kn) + " rows " +
+                   std::to_string(row0) + "+" + std::to_string(rows);
+        pe.pe.k = kn / groups > 0 ? kn / groups : kn;
+        pe.pe.groups = groups;
+        if (groups > 1) pe.pe.k = std::max<int64_t>(1, kn / groups);
+        pe.pe.c = c_per_group;
+        pe.pe.r = r;
+        pe.pe.s = s;
+        pe.pe.pixels = rows * out.w;
+        pe.pe.dtype = plan.dtype;
+        pe.pe.in_bytes = static_cast<int64_t>(std::ceil(plan.in_bytes * frac));
+        pe.pe.out_bytes = static_cast<int64_t>(std::ceil(plan.out_bytes * frac * kn / k_total));
+        pe.pe.weight_bytes = kn * bytes_per_k;
+        pe.deps = deps;
+        prev_pe = add(std::move(pe));
+        last = prev_pe;
+        if (!keep || copy_out) {
+          Command st;
+          st.unit = Unit::Dma;
+          st.layer = layer_id;
+          st.label = l.name + " store rows " + std::to_string(row0) + "+" + std::to_string(rows);
+          st.dma = {models::DmaKind::StoreActivations,
+                    static_cast<int64_t>(std::ceil(plan.out_bytes * frac * kn / k_total)), std::max<int64_t>(1, out.c)};
+          st.deps = {prev_pe};
+          store = add(std::move(st));
+          last = std::max(last, store);
+        }
+      }
+      pe_of_chunk.push_back(prev_pe);
+    }
+  }
+
+  void emit_vp_layer(const Layer& l, LayerPlan& plan, int layer_id, const RowTiling& tiling,
+                     const std::vector<int>& input_deps, int64_t dram_in, bool keep, bool copy_out,
+                     int& last, int& store) {
+    const Nchw out = nchw(l.output_shapes.empty() ? Shape{1} : l.output_shapes[0]);
+    const int64_t total_rows = out.n * out.h;
+    // Stage work for the whole layer, from module_list (or the op's default stages).
+    std::vector<models::VpStageWork> whole;
+    if (!l.modules.empty()) {
+      for (const auto& m : l.modules) {
+        const Shape& s = !m.input_shapes.empty() ? m.input_shapes[0]
+                         : !l.input_shapes.empty() ? l.input_shapes[0] : Shape{1};
+        const Nchw d = nchw(s);
+        whole.push_back({m.kind, d.c, d.n * d.h * d.w});
+      }
+    } else if (l.op != ir::OpKind::Reshape) {
+      for (const auto& k : default_stages(l.op)) {
+        const Shape& s = (k == "post_cal" && !l.output_shapes.empty()) ? l.output_shapes[0]
+                         : l.input_shapes.empty() ? Shape{1} : l.input_shapes[0];
+        const Nchw d = nchw(s);
+        whole.push_back({k, d.c, d.n * d.h * d.w});
+      }
+    }
+    int prev = -1;
+    for (int64_t t = 0; t < tiling.tiles; ++t) {
+      const int64_t row0 = t * tiling.out_rows_per_tile;
+      const int64_t rows = std::min(tiling.out_rows_per_tile, total_rows - row0);
+      const double frac = static_cast<double>(rows) / total_rows;
+      std::vector<int> deps = input_deps;
+      if (dram_in > 0) {
+        Command la;
+        la.unit = Unit::Dma;
+        la.layer = layer_id;
+        la.label = l.name + " act rows " + std::to_string(row0) + "+" + std::to_string(rows);
+        la.dma = {models::DmaKind::LoadActivations, tile_stream_bytes(l, rows, dram_in, 0, total_rows),
+                  std::max<int64_t>(1, l.input_shapes.empty() ? 1 : nchw(l.input_shapes[0]).c)};
+        la.deps = input_deps;
+        if (prev >= 0) la.deps.push_back(prev);
+        deps.push_back(add(std::move(la)));
+      }
+      Command vp;
+      vp.unit = Unit::Vector;
+      vp.layer = layer_id;
+      vp.label = l.name + " rows " + std::to_string(row0) + "+" + std::to_string(rows);
+      for (const auto& w : whole)
+        vp.vp.push_back({w.kind, w.channels, std::max<int64_t>(1, static_cast<int64_t>(std::ceil(w.pixels * frac)))});
+      vp.deps = deps;
+      prev = add(std::move(vp));
+      last = prev;
+      if (!keep || copy_out) {
+        Command st;
+        st.unit = Unit::Dma;
+        st.layer = layer_id;
+        st.label = l.name + " store rows " + std::to_string(row0) + "+" + std::to_string(rows);
+        st.dma = {models::DmaKind::StoreActivations, static_cast<int64_t>(std::ceil(plan.out_bytes * frac)),
+                  std::max<int64_t>(1, out.c)};
+        st.deps = {prev};
+        store = add(std::move(st));
+        last = std::max(last, store);
+      }
+    }
+  }
+
+  void finish_layer(const Layer& l, int last, bool in_l2, int store, int64_t out_bytes) {
+    // Inputs consumed: free them when their last consumer is done.
+    for (const auto& p : l.previous) {
+      auto it = m_tensors.find(p);
+      if (it != m_tensors.end() && it->second.remaining_consumers > 0) it->second.remaining_consumers--;
+    }
+    TensorState t;
+    t.in_l2 = in_l2;
+    t.in_dram = store >= 0;
+    t.bytes = out_bytes;
+    t.remaining_consumers = m_consumers.count(l.name) ? m_consumers.at(l.name) : 0;
+    t.last_cmd = last;
+    t.store_cmd = store;
+    m_tensors[l.name] = t;
+  }
+
+  const ir::Graph& m_graph;
+  const config::HwConfig& m_cfg;
+  MapperParams m_p;
+  models::PeArrayParams m_pe;
+  Program m_prog;
+  std::map<std::string, int> m_consumers;
+  std::map<std::string, TensorState> m_tensors;
+  std::vector<int> m_npu_layer_last;  // last command of each NPU layer, in order
+};
+
+}  // namespace
+
+Program map_graph(const ir::Graph& g, const config::HwConfig& c) { return Mapper(g, c).run(); }
+
+}  // namespace npusim::mapping

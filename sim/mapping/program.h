@@ -1,0 +1,61 @@
+// The lowered workload: tile commands for the units, with dependencies. Produced by the mapper
+// (sim/mapping/mapper.h), played out by the SystemC engine (sim/engine). No SystemC here.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/npu/dma_timing.h"
+#include "models/npu/pe_array_timing.h"
+#include "models/npu/vector_processor_timing.h"
+
+namespace npusim::mapping {
+
+enum class Unit { Dma, PeArray, Vector, Host };
+const char* unit_name(Unit u);
+
+struct Command {
+  int id = 0;
+  Unit unit = Unit::PeArray;
+  int layer = 0;      // index into Program::layers
+  std::string label;  // short description for traces
+  models::DmaTransfer dma;                // unit == Dma
+  models::PeTile pe;                      // unit == PeArray
+  std::vector<models::VpStageWork> vp;    // unit == Vector
+  int64_t host_cycles = 0;                // unit == Host
+  std::vector<int> deps;  // ids of commands that must finish before this one starts
+};
+
+enum class Bound { Compute, Memory, Vector, Host };
+const char* bound_name(Bound b);
+
+struct LayerPlan {
+  int layer_index = 0;
+  std::string name, op;
+  bool on_host = false;
+  int64_t macs = 0;
+  int64_t weight_bytes = 0;
+  int64_t in_bytes = 0, out_bytes = 0;
+  bool input_from_dram = false;  // input activations loaded by DMA
+  bool output_to_dram = false;   // output stored by DMA (spilled or graph output)
+  int row_tiles = 1, k_chunks = 1;
+  int64_t l2_act_bytes = 0;      // activation bytes this layer holds in L2 while it runs
+  int64_t peak_macs_per_cycle = 0;
+  ir::DType dtype = ir::DType::Int8;
+};
+
+struct Program {
+  std::vector<Command> commands;  // in issue order; deps always point backwards
+  std::vector<LayerPlan> layers;  // in execution order
+};
+
+}  // namespace npusim::mapping
+
+namespace npusim::mapping {
+// When a command ran (filled by the engine, read by reports).
+struct CommandTiming {
+  int64_t start_cycle = 0;
+  int64_t end_cycle = 0;
+  int channel = 0;  // queue within the unit (DMA channel)
+};
+}  // namespace npusim::mapping

@@ -1,0 +1,223 @@
+#include "sim/report/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace npusim::report {
+
+using mapping::Unit;
+
+RunReport build_report(const std::string& workload, const mapping::Program& prog,
+                       const std::vector<mapping::CommandTiming>& timings, const config::HwConfig& cfg) {
+  RunReport r;
+  r.workload = workload;
+  r.hw_name = cfg.get_string("name");
+  r.hw_source = cfg.source();
+  r.clock_mhz = cfg.get_double("clock_mhz");
+  r.dram_bytes_per_cycle = cfg.dram_bytes_per_cycle();
+  r.config = cfg.resolved();
+  const double pj_mac = cfg.get_double("energy.pj_per_mac"), pj_dram = cfg.get_double("energy.pj_per_dram_byte"),
+               pj_sram = cfg.get_double("energy.pj_per_sram_byte");
+
+  const size_t n = prog.layers.size();
+  std::vector<LayerRow> rows(n);
+  std::vector<int64_t> finish(n, -1), first(n, INT64_MAX);
+  for (const auto& c : prog.commands) {
+    const auto& t = timings[c.id];
+    LayerRow& row = rows[c.layer];
+    const int64_t d = t.end_cycle - t.start_cycle;
+    switch (c.unit) {
+      case Unit::PeArray: row.pe_busy_cycles += d; break;
+      case Unit::Vector: row.vp_busy_cycles += d; break;
+      case Unit::Host: row.pe_busy_cycles += 0; break;
+      case Unit::Dma:
+        row.dma_busy_cycles += d;
+        (c.dma.kind == models::DmaKind::StoreActivations ? row.dram_write_bytes : row.dram_read_bytes) += c.dma.bytes;
+        break;
+    }
+    // A layer's time ends with its last compute, activation load or store; weight prefetch
+    // is charged to the layer that waits for it.
+    const bool prefetch = c.unit == Unit::Dma && c.dma.kind == models::DmaKind::LoadWeights;
+    if (!prefetch) {
+      finish[c.layer] = std::max(finish[c.layer], t.end_cycle);
+      first[c.layer] = std::min(first[c.layer], t.start_cycle);
+    }
+  }
+  int64_t prev_end = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const auto& lp = prog.layers[i];
+    LayerRow& row = rows[i];
+    row.layer_index = lp.layer_index;
+    row.name = lp.name;
+    row.op = lp.op;
+    row.device = lp.on_host ? "cpu" : "npu";
+    row.macs = lp.macs;
+    row.row_tiles = lp.row_tiles;
+    row.k_chunks = lp.k_chunks;
+    row.end_cycle = std::max<int64_t>(0, finish[i]);
+    if (lp.on_host) {
+      row.start_cycle = first[i] == INT64_MAX ? row.end_cycle : first[i];
+      row.cycles = row.end_cycle - row.start_cycle;
+      row.bound = "host";
+      r.host_cycles += row.cycles;
+    } else {
+      row.start_cycle = prev_end;
+      row.cycles = std::max<int64_t>(0, row.end_cycle - prev_end);
+      prev_end = std::max(prev_end, row.end_cycle);
+      const int64_t busy = row.pe_busy_cycles + row.vp_busy_cycles;
+      row.stall_cycles = std::max<int64_t>(0, row.cycles - busy);
+      const int64_t mem = std::max(row.stall_cycles, row.dma_busy_cycles > row.cycles ? row.dma_busy_cycles : row.stall_cycles);
+      if (mem > row.pe_busy_cycles && mem > row.vp_busy_cycles) row.bound = "memory";
+      else row.bound = row.pe_busy_cycles >= row.vp_busy_cycles ? "compute" : "vector";
+      if (row.cycles > 0 && lp.peak_macs_per_cycle > 0)
+        row.pe_utilization = static_cast<double>(row.macs) / (static_cast<double>(row.cycles) * lp.peak_macs_per_cycle);
+    }
+    row.energy_uj = (row.macs * pj_mac + (row.dram_read_bytes + row.dram_write_bytes) * pj_dram +
+                     (lp.in_bytes + lp.out_bytes) * pj_sram) * 1e-6;
+    r.total_macs += row.macs;
+    r.dram_read_bytes += row.dram_read_bytes;
+    r.dram_write_bytes += row.dram_write_bytes;
+    r.energy_uj += row.energy_uj;
+  }
+  r.npu_cycles = prev_end;
+  for (auto& row : rows)
+    if (row.device == "npu" && r.npu_cycles > 0) row.share = static_cast<double>(row.cycles) / r.npu_cycles;
+  // NPU layers first, then host layers (reported separately).
+  std::stable_partition(rows.begin(), rows.end(), [](const LayerRow& x) { return x.device == "npu"; });
+  r.layers = std::move(rows);
+  if (!prog.layers.empty()) r.peak_macs_per_cycle = prog.layers[0].peak_macs_per_cycle;
+  for (const auto& lp : prog.layers)
+    if (lp.macs > 0) { r.peak_macs_per_cycle = lp.peak_macs_per_cycle; break; }
+  if (r.npu_cycles > 0 && r.peak_macs_per_cycle > 0)
+    r.pe_utilization = r.total_macs / (static_cast<double>(r.npu_cycles) * r.peak_macs_per_cycle);
+  return r;
+}
+
+namespace {
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+std::string human_bytes(int64_t b) {
+  if (b >= (1 << 20)) return fmt("%.1f MiB", b / 1048576.0);
+  if (b >= 1024) return fmt("%.1f KiB", b / 1024.0);
+  return std::to_string(b) + " B";
+}
+std::string grouped(int64_t v) {
+  std::string s = std::to_string(v), r;
+  int n = 0;
+  for (auto it = s.rbegin(); it != s.rend(); ++it) {
+    if (n && n % 3 == 0 && *it != '-') r.insert(r.begin(), ',');
+    r.insert(r.begin(), *it);
+    ++n;
+  }
+  return r;
+}
+}  // namespace
+
+std::string format_table(const RunReport& r) {
+  std::ostringstream o;
+  o << "workload: " << r.workload << "\nhardware: " << r.hw_name << " (" << r.hw_source << "), "
+    << fmt("%.0f MHz", r.clock_mhz) << ", peak " << fmt("%.0f", r.peak_macs_per_cycle) << " MAC/cycle, DRAM "
+    << fmt("%.2f", r.dram_bytes_per_cycle) << " B/cycle\n\n";
+  size_t w = 5;
+  for (const auto& l : r.layers) w = std::max(w, l.name.size());
+  w = std::min<size_t>(w, 40);
+  char line[512];
+  std::snprintf(line, sizeof line, "%4s  %-*s  %-16s  %12s  %6s  %6s  %10s  %-7s\n", "idx", static_cast<int>(w), "layer",
+                "op", "cycles", "share", "PE%", "DRAM", "bound");
+  o << line;
+  for (const auto& l : r.layers) {
+    std::snprintf(line, sizeof line, "%4d  %-*s  %-16s  %12s  %5.1f%%  %5.1f%%  %10s  %-7s\n", l.layer_index,
+                  static_cast<int>(w), l.name.substr(0, w).c_str(), l.op.c_str(), grouped(l.cycles).c_str(),
+                  l.share * 100, l.pe_utilization * 100, human_bytes(l.dram_read_bytes + l.dram_write_bytes).c_str(),
+                  l.bound.c_str());
+    o << line;
+  }
+  o << "\ntotal NPU cycles: " << grouped(r.npu_cycles) << fmt(" (%.3f ms at ", r.npu_cycles / (r.clock_mhz * 1e3))
+    << fmt("%.0f MHz)", r.clock_mhz) << "\n";
+  if (r.host_cycles > 0) o << "host (cpu) layers: " << grouped(r.host_cycles) << " cycles, reported separately\n";
+  o << "MACs: " << grouped(r.total_macs) << fmt(", PE utilization %.1f%%", r.pe_utilization * 100) << "\n";
+  o << "DRAM traffic: read " << human_bytes(r.dram_read_bytes) << ", write " << human_bytes(r.dram_write_bytes) << "\n";
+  if (r.energy_uj > 0) o << fmt("energy: %.1f uJ\n", r.energy_uj);
+  return o.str();
+}
+
+nlohmann::json to_json(const RunReport& r) {
+  nlohmann::json j;
+  j["workload"] = r.workload;
+  j["hardware"] = {{"name", r.hw_name}, {"source", r.hw_source}, {"clock_mhz", r.clock_mhz},
+                   {"peak_macs_per_cycle", r.peak_macs_per_cycle}, {"dram_bytes_per_cycle", r.dram_bytes_per_cycle}};
+  nlohmann::json cfg = nlohmann::json::object();
+  for (const auto& [k, v] : r.config) cfg[k] = v;
+  j["hardware"]["config"] = cfg;
+  j["totals"] = {{"npu_cycles", r.npu_cycles}, {"host_cycles", r.host_cycles},
+                 {"time_ms", r.npu_cycles / (r.clock_mhz * 1e3)}, {"macs", r.total_macs},
+                 {"pe_utilization", r.pe_utilization}, {"dram_read_bytes", r.dram_read_bytes},
+                 {"dram_write_bytes", r.dram_write_bytes}, {"energy_uj", r.energy_uj}};
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& l : r.layers)
+    layers.push_back({{"layer_index", l.layer_index}, {"name", l.name}, {"op", l.op}, {"device", l.device},
+                      {"start_cycle", l.start_cycle}, {"end_cycle", l.end_cycle}, {"cycles", l.cycles},
+                      {"share", l.share}, {"pe_busy_cycles", l.pe_busy_cycles}, {"vp_busy_cycles", l.vp_busy_cycles},
+                      {"dma_busy_cycles", l.dma_busy_cycles}, {"stall_cycles", l.stall_cycles}, {"macs", l.macs},
+                      {"pe_utilization", l.pe_utilization}, {"dram_read_bytes", l.dram_read_bytes},
+                      {"dram_write_bytes", l.dram_write_bytes}, {"row_tiles", l.row_tiles}, {"k_chunks", l.k_chunks},
+                      {"bound", l.bound}, {"energy_uj", l.energy_uj}});
+  j["layers"] = layers;
+  return j;
+}
+
+std::string to_csv(const RunReport& r) {
+  std::ostringstream o;
+  o << "layer_index,name,op,device,start_cycle,end_cycle,cycles,share,pe_busy_cycles,vp_busy_cycles,"
+       "dma_busy_cycles,stall_cycles,macs,pe_utilization,dram_read_bytes,dram_write_bytes,row_tiles,k_chunks,bound,"
+       "energy_uj\n";
+  for (const auto& l : r.layers)
+    o << l.layer_index << ',' << l.name << ',' << l.op << ',' << l.device << ',' << l.start_cycle << ','
+      << l.end_cycle << ',' << l.cycles << ',' << fmt("%.6f", l.share) << ',' << l.pe_busy_cycles << ','
+      << l.vp_busy_cycles << ',' << l.dma_busy_cycles << ',' << l.stall_cycles << ',' << l.macs << ','
+      << fmt("%.6f", l.pe_utilization) << ',' << l.dram_read_bytes << ',' << l.dram_write_bytes << ','
+      << l.row_tiles << ',' << l.k_chunks << ',' << l.bound << ',' << fmt("%.6f", l.energy_uj) << '\n';
+  return o.str();
+}
+
+nlohmann::json chrome_trace(const RunReport& r, const mapping::Program& prog,
+                            const std::vector<mapping::CommandTiming>& timings) {
+  // Timestamps in microseconds (the format's unit) from cycles at the configured clock.
+  const double us_per_cycle = 1.0 / r.clock_mhz;
+  nlohmann::json ev = nlohmann::json::array();
+  auto thread_name = [&](int tid, const std::string& name) {
+    ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", tid}, {"args", {{"name", name}}}});
+    ev.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", 1}, {"tid", tid}, {"args", {{"sort_index", tid}}}});
+  };
+  ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "npu: " + r.hw_name}}}});
+  int max_channel = 0;
+  for (const auto& c : prog.commands)
+    if (c.unit == Unit::Dma) max_channel = std::max(max_channel, timings[c.id].channel);
+  thread_name(0, "layers");
+  thread_name(1, "npu.pe_array");
+  thread_name(2, "npu.vector");
+  thread_name(3, "host");
+  for (int ch = 0; ch <= max_channel; ++ch) thread_name(10 + ch, "npu.dma.ch" + std::to_string(ch));
+  for (const auto& l : r.layers)
+    ev.push_back({{"name", l.name}, {"cat", l.op}, {"ph", "X"}, {"pid", 1}, {"tid", l.device == "npu" ? 0 : 3},
+                  {"ts", l.start_cycle * us_per_cycle}, {"dur", l.cycles * us_per_cycle},
+                  {"args", {{"cycles", l.cycles}, {"bound", l.bound}}}});
+  for (const auto& c : prog.commands) {
+    const auto& t = timings[c.id];
+    int tid = c.unit == Unit::PeArray ? 1 : c.unit == Unit::Vector ? 2 : c.unit == Unit::Host ? 3 : 10 + t.channel;
+    nlohmann::json args = {{"layer", prog.layers[c.layer].name}, {"cycles", t.end_cycle - t.start_cycle}};
+    if (c.unit == Unit::Dma) args["bytes"] = c.dma.bytes;
+    if (c.unit == Unit::PeArray) args["macs"] = c.pe.macs();
+    ev.push_back({{"name", c.label}, {"cat", mapping::unit_name(c.unit)}, {"ph", "X"}, {"pid", 1}, {"tid", tid},
+                  {"ts", t.start_cycle * us_per_cycle}, {"dur", (t.end_cycle - t.start_cycle) * us_per_cycle},
+                  {"args", args}});
+  }
+  return {{"traceEvents", ev}, {"displayTimeUnit", "ns"}};
+}
+
+}  // namespace npusim::report

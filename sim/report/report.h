@@ -1,0 +1,56 @@
+// Per-layer statistics of one run and their writers: console table, JSON, CSV, Chrome trace.
+// Every writer reads the same field list, so headers and values cannot drift. Output is
+// deterministic: same inputs, byte-identical files.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "sim/config/hw_config.h"
+#include "sim/mapping/program.h"
+
+namespace npusim::report {
+
+struct LayerRow {
+  int layer_index = 0;
+  std::string name, op, device;
+  int64_t start_cycle = 0, end_cycle = 0;
+  int64_t cycles = 0;          // end of this layer's work minus end of the previous layer's
+  double share = 0;            // of the NPU total
+  int64_t pe_busy_cycles = 0, vp_busy_cycles = 0, dma_busy_cycles = 0, stall_cycles = 0;
+  int64_t macs = 0;
+  double pe_utilization = 0;   // macs / (cycles * peak MAC/cycle)
+  int64_t dram_read_bytes = 0, dram_write_bytes = 0;
+  int row_tiles = 1, k_chunks = 1;
+  std::string bound;           // compute / memory / vector / host
+  double energy_uj = 0;
+};
+
+struct RunReport {
+  std::string workload, hw_name, hw_source;
+  double clock_mhz = 0;
+  double peak_macs_per_cycle = 0;   // for the first layer's dtype
+  double dram_bytes_per_cycle = 0;
+  std::vector<LayerRow> layers;     // NPU layers then host layers, each in execution order
+  int64_t npu_cycles = 0;           // end of the last NPU layer
+  int64_t host_cycles = 0;          // sum of host (cpu) layers, reported separately
+  int64_t total_macs = 0;
+  int64_t dram_read_bytes = 0, dram_write_bytes = 0;
+  double pe_utilization = 0;
+  double energy_uj = 0;
+  std::vector<std::pair<std::string, std::string>> config;  // resolved hardware parameters
+};
+
+RunReport build_report(const std::string& workload, const mapping::Program& prog,
+                       const std::vector<mapping::CommandTiming>& timings, const config::HwConfig& cfg);
+
+std::string format_table(const RunReport& r);
+nlohmann::json to_json(const RunReport& r);
+std::string to_csv(const RunReport& r);
+// Chrome trace event format: one track per unit (PE array, vector, each DMA channel, host) plus
+// a track of layer spans; opens in ui.perfetto.dev.
+nlohmann::json chrome_trace(const RunReport& r, const mapping::Program& prog,
+                            const std::vector<mapping::CommandTiming>& timings);
+
+}  // namespace npusim::report

@@ -1,0 +1,134 @@
+// Whole NPU simulations through the `sim` binary: real Frontend IR files, reports, bounds.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "tests/integration/test_util.h"
+
+using namespace npusim::test;
+
+namespace {
+
+const char* kRealFiles[] = {
+    "int8_resnet34.sim_quantized_b1.json", "int8_resnet34.sim_quantized_b4.json",
+    "int8_resnet34.sim_quantized_b16.json", "int8_resnet34.sim_quantized_b64.json",
+    "int8_resnet50.sim_quantized_b1.json", "int8_resnet50.sim_quantized_b4.json",
+    "int8_resnet50.sim_quantized_b16.json", "int8_resnet50.sim_quantized_b64.json"};
+
+nlohmann::json simulate(const std::string& ir, const std::string& hw, const std::string& tag,
+                        const std::string& extra = "") {
+  const std::string dir = scratch_dir(tag);
+  const std::string out = dir + "/report.json";
+  auto r = run_sim("--ir '" + ir + "' --hw '" + source_dir() + "/" + hw + "' -q --report '" + out + "' " + extra);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return nlohmann::json::parse(read_text(out));
+}
+
+// No layer may beat its physical bounds: MACs / peak rate and DRAM bytes / DRAM bandwidth.
+void expect_physical_bounds(const nlohmann::json& rep) {
+  const double peak = rep["hardware"]["peak_macs_per_cycle"];
+  const double bw = rep["hardware"]["dram_bytes_per_cycle"];
+  int64_t total_dram = 0;
+  for (const auto& l : rep["layers"]) {
+    if (l["device"] != "npu") continue;
+    const double cycles = l["cycles"].get<double>();
+    const double pe_busy = l["pe_busy_cycles"].get<double>();
+    EXPECT_GE(pe_busy + 1e-9, std::floor(l["macs"].get<double>() / peak)) << l["name"];
+    total_dram += l["dram_read_bytes"].get<int64_t>() + l["dram_write_bytes"].get<int64_t>();
+    EXPECT_GE(cycles, 0) << l["name"];
+  }
+  EXPECT_GE(rep["totals"]["npu_cycles"].get<double>(), std::floor(total_dram / bw));
+  EXPECT_GE(rep["totals"]["npu_cycles"].get<double>(), std::floor(rep["totals"]["macs"].get<double>() / peak));
+}
+
+}  // namespace
+
+class RealFrontendIr : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
+
+TEST_P(RealFrontendIr, SimulatesWithinPhysicalBounds) {
+  const auto [file, hw] = GetParam();
+  const auto rep = simulate(example(std::string("frontend_ir/") + file), hw, "real");
+  EXPECT_GT(rep["totals"]["npu_cycles"].get<int64_t>(), 0);
+  EXPECT_GE(rep["layers"].size(), 70u);
+  expect_physical_bounds(rep);
+  // Per-layer cycles of NPU layers add up to the total.
+  int64_t sum = 0;
+  for (const auto& l : rep["layers"])
+    if (l["device"] == "npu") sum += l["cycles"].get<int64_t>();
+  EXPECT_EQ(sum, rep["totals"]["npu_cycles"].get<int64_t>());
+}
+
+INSTANTIATE_TEST_SUITE_P(AllEight, RealFrontendIr,
+                         ::testing::Combine(::testing::ValuesIn(kRealFiles),
+                                            ::testing::Values("configs/npu.yaml", "configs/gemini_zebu.yaml")));
+
+TEST(NpuSim, TotalsGrowWithBatch) {
+  for (const char* net : {"resnet34", "resnet50"}) {
+    int64_t prev = 0;
+    for (int b : {1, 4, 16, 64}) {
+      const auto rep = simulate(example(std::string("frontend_ir/int8_") + net + ".sim_quantized_b" +
+                                        std::to_string(b) + ".json"),
+                                "configs/gemini_zebu.yaml", "batch");
+      const int64_t t = rep["totals"]["npu_cycles"];
+      EXPECT_GT(t, prev) << net << " b" << b;
+      prev = t;
+    }
+  }
+}
+
+TEST(NpuSim, ReportsAreByteIdentical) {
+  const std::string ir = example("frontend_ir/int8_resnet50.sim_quantized_b4.json");
+  std::string outs[2][3];
+  for (int i = 0; i < 2; ++i) {
+    const std::string d = scratch_dir("det" + std::to_string(i));
+    auto r = run_sim("--ir '" + ir + "' --hw '" + source_dir() + "/configs/npu.yaml' -q --report " + d +
+                     "/r.json --csv " + d + "/r.csv --trace " + d + "/t.json");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    outs[i][0] = read_text(d + "/r.json");
+    outs[i][1] = read_text(d + "/r.csv");
+    outs[i][2] = read_text(d + "/t.json");
+  }
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_FALSE(outs[0][k].empty());
+    EXPECT_EQ(outs[0][k], outs[1][k]) << "output " << k;
+  }
+  // The trace is Chrome trace event format with one track per unit.
+  const auto trace = nlohmann::json::parse(outs[0][2]);
+  std::set<std::string> tracks;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name") tracks.insert(e["args"]["name"]);
+  EXPECT_TRUE(tracks.count("npu.pe_array"));
+  EXPECT_TRUE(tracks.count("npu.vector"));
+  EXPECT_TRUE(tracks.count("npu.dma.ch0"));
+}
+
+TEST(NpuSim, PrintsTableWithEveryLayer) {
+  auto r = run_sim("--ir '" + example("frontend_ir/int8_resnet50.sim_quantized_b1.json") + "' --hw '" +
+                   source_dir() + "/configs/npu.yaml'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Conv_0"), std::string::npos);
+  EXPECT_NE(r.output.find("Gemm_121"), std::string::npos);
+  EXPECT_NE(r.output.find("total NPU cycles"), std::string::npos);
+  EXPECT_NE(r.output.find("host (cpu) layers"), std::string::npos);  // the reshape on device cpu
+}
+
+TEST(NpuSim, SetOverridesChangeTheResult) {
+  const std::string ir = example("frontend_ir/int8_resnet50.sim_quantized_b1.json");
+  const auto base = simulate(ir, "configs/npu.yaml", "set0");
+  const auto slow = simulate(ir, "configs/npu.yaml", "set1", "--set memory.dram.bandwidth_gbps=4");
+  EXPECT_GT(slow["totals"]["npu_cycles"].get<int64_t>(), base["totals"]["npu_cycles"].get<int64_t>());
+}
+
+TEST(NpuSim, BadInputsExitWithCode2AndNameThePlace) {
+  auto r = run_sim("--ir /nonexistent/x.json --hw '" + source_dir() + "/configs/npu.yaml'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("/nonexistent/x.json"), std::string::npos) << r.output;
+  r = run_sim("--ir '" + example("frontend_ir/int8_resnet50.sim_quantized_b1.json") + "' --hw '" + source_dir() +
+              "/configs/npu.yaml' --set npu.pe_array.rowz=3");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("npu.pe_array.rows"), std::string::npos) << r.output;  // did-you-mean
+  r = run_sim("--bogus-flag");
+  EXPECT_EQ(r.exit_code, 2);
+}

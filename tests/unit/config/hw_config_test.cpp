@@ -1,0 +1,86 @@
+// Hardware description: schema, YAML loading, overrides and every error class.
+#include "sim/config/hw_config.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <unistd.h>
+
+#include "sim/ir/error.h"
+
+using namespace npusim;
+using namespace npusim::config;
+
+namespace {
+std::string write_yaml(const std::string& name, const std::string& text) {
+  const std::string p = "/tmp/npusim_cfg_" + name + "_" + std::to_string(::getpid()) + ".yaml";
+  std::ofstream(p) << text;
+  return p;
+}
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(HwConfig, EveryCommittedConfigLoads) {
+  for (const char* f : {"configs/npu.yaml", "configs/gemini_zebu.yaml"}) {
+    const auto c = HwConfig::load(std::string(NPUSIM_SOURCE_DIR) + "/" + f);
+    EXPECT_GT(c.get_int("npu.pe_array.rows"), 0) << f;
+    EXPECT_GT(c.dram_bytes_per_cycle(), 0) << f;
+  }
+}
+
+TEST(HwConfig, FileValuesOverrideDefaultsAndSetOverridesFile) {
+  const auto p = write_yaml("ok", "clock_mhz: 500\nnpu:\n  pe_array:\n    rows: 16\n");
+  auto c = HwConfig::load(p, {"npu.pe_array.rows=8"});
+  EXPECT_EQ(c.get_double("clock_mhz"), 500);
+  EXPECT_EQ(c.get_int("npu.pe_array.rows"), 8);
+  EXPECT_EQ(c.get_int("npu.pe_array.cols"), 64);  // default
+  // 32 GB/s at 0.5 GHz = 64 B/cycle.
+  EXPECT_DOUBLE_EQ(c.dram_bytes_per_cycle(), 64);
+}
+
+TEST(HwConfig, UnknownKeyNamesFileLineAndClosestKey) {
+  const auto p = write_yaml("typo", "npu:\n  pe_array:\n    rowz: 16\n");
+  const std::string e = error_of([&] { HwConfig::load(p); });
+  EXPECT_NE(e.find(p), std::string::npos) << e;
+  EXPECT_NE(e.find("npu.pe_array.rowz"), std::string::npos) << e;
+  EXPECT_NE(e.find("line 3"), std::string::npos) << e;
+  EXPECT_NE(e.find("did you mean 'npu.pe_array.rows'"), std::string::npos) << e;
+}
+
+TEST(HwConfig, WrongTypeNegativeAndBadChoiceAreErrors) {
+  EXPECT_NE(error_of([&] { HwConfig::load(write_yaml("t1", "clock_mhz: fast\n")); }).find("expected a number"), std::string::npos);
+  EXPECT_NE(error_of([&] { HwConfig::load(write_yaml("t2", "npu: {pe_array: {rows: 2.5}}\n")); }).find("expected an integer"), std::string::npos);
+  EXPECT_NE(error_of([&] { HwConfig::load(write_yaml("t3", "npu: {pe_array: {rows: -1}}\n")); }).find("negative"), std::string::npos);
+  EXPECT_NE(error_of([&] { HwConfig::load(write_yaml("t4", "npu: {pe_array: {dataflow: diagonal}}\n")); }).find("not one of"), std::string::npos);
+  EXPECT_NE(error_of([&] { HwConfig::load(write_yaml("t5", "npu: {pe_array: [1, 2]}\n")); }).find("not a list"), std::string::npos);
+  EXPECT_NE(error_of([&] { HwConfig::load(write_yaml("t6", "npu: {pe_array: {rows: 0}}\n")); }).find("greater than 0"), std::string::npos);
+}
+
+TEST(HwConfig, MalformedYamlAndMissingFileAreErrors) {
+  const std::string e = error_of([&] { HwConfig::load(write_yaml("bad", "npu:\n  pe_array: {rows: 3\n")); });
+  EXPECT_NE(e.find("malformed YAML"), std::string::npos) << e;
+  EXPECT_NE(e.find("line"), std::string::npos) << e;
+  EXPECT_NE(error_of([&] { HwConfig::load("/nonexistent.yaml"); }).find("cannot open"), std::string::npos);
+  EXPECT_NE(error_of([&] { HwConfig::load(write_yaml("empty", "")); }).find("empty"), std::string::npos);
+}
+
+TEST(HwConfig, SetNeedsKnownPathAndEquals) {
+  EXPECT_NE(error_of([&] { HwConfig::defaults({"npu.pe_array.rows"}); }).find("path.to.key=value"), std::string::npos);
+  EXPECT_NE(error_of([&] { HwConfig::defaults({"npu.nothing=1"}); }).find("unknown key"), std::string::npos);
+}
+
+TEST(HwConfig, ResolvedListsEverySchemaKeyOnceAndMarkdownDocumentsThem) {
+  const auto c = HwConfig::defaults();
+  EXPECT_EQ(c.resolved().size(), schema().size());
+  const std::string md = schema_markdown();
+  for (const auto& p : schema()) EXPECT_NE(md.find("`" + p.path + "`"), std::string::npos) << p.path;
+}

@@ -1,0 +1,144 @@
+// Mapping: buffers are never over-filled, spills and K chunks appear when they must, and
+// dependencies always point backwards.
+#include "sim/mapping/mapper.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "sim/ir/error.h"
+
+using namespace npusim;
+using namespace npusim::mapping;
+
+namespace {
+
+ir::Layer conv(int idx, const std::string& name, const std::string& prev, const std::string& next, int64_t n,
+               int64_t c, int64_t k, int64_t hw, int r) {
+  ir::Layer l;
+  l.index = idx;
+  l.name = name;
+  l.op = ir::OpKind::Conv2d;
+  l.input_dtypes = {ir::DType::Int8, ir::DType::Int8};
+  l.output_dtypes = {ir::DType::Int8};
+  l.input_shapes = {{n, c, hw, hw}, {k, c, r, r}};
+  l.output_shapes = {{n, k, hw, hw}};
+  l.kernel = {r, r};
+  l.padding = {r / 2, r / 2, r / 2, r / 2};
+  l.previous = {prev, "constant_" + name};
+  l.next = {next};
+  return l;
+}
+
+// input1 -> a (3x3, 64->64) -> b (1x1, 64->256) -> output1, at 56x56.
+ir::Graph two_convs(int64_t n) {
+  ir::Graph g;
+  g.name = "two_convs";
+  g.layers = {conv(0, "a", "input1", "b", n, 64, 64, 56, 3), conv(1, "b", "a", "output1", n, 64, 256, 56, 1)};
+  return g;
+}
+
+void expect_backward_deps(const Program& p) {
+  for (const auto& c : p.commands)
+    for (int d : c.deps) {
+      EXPECT_LT(d, c.id);
+      EXPECT_GE(d, 0);
+    }
+}
+
+}  // namespace
+
+TEST(Mapper, SmallNetworkKeepsIntermediateInL2) {
+  const auto cfg = config::HwConfig::defaults();
+  const auto p = map_graph(two_convs(1), cfg);
+  ASSERT_EQ(p.layers.size(), 2u);
+  EXPECT_TRUE(p.layers[0].input_from_dram);   // graph input
+  EXPECT_FALSE(p.layers[0].output_to_dram);   // 200 KiB stays on chip
+  EXPECT_FALSE(p.layers[1].input_from_dram);
+  EXPECT_TRUE(p.layers[1].output_to_dram);    // graph output
+  expect_backward_deps(p);
+  // MACs are conserved by the tiling: sum over PE tiles = layer MACs.
+  int64_t macs[2] = {0, 0};
+  for (const auto& c : p.commands)
+    if (c.unit == Unit::PeArray) macs[c.layer] += c.pe.macs();
+  EXPECT_EQ(macs[0], 1LL * 64 * 64 * 9 * 56 * 56);
+  EXPECT_EQ(macs[1], 1LL * 64 * 256 * 56 * 56);
+}
+
+TEST(Mapper, ActivationsNeverExceedL2AndSpillWhenTheyMust) {
+  // 256 KiB of L2 with half for weights: a 56x56x256 int8 map (784 KiB) cannot stay.
+  const auto cfg = config::HwConfig::defaults({"npu.l2.size_kib=256"});
+  const auto p = map_graph(two_convs(4), cfg);
+  const int64_t act_budget = 128 * 1024;
+  for (const auto& l : p.layers) EXPECT_LE(l.l2_act_bytes, act_budget) << l.name;
+  EXPECT_TRUE(p.layers[0].output_to_dram);
+  EXPECT_TRUE(p.layers[1].input_from_dram);
+  EXPECT_GT(p.layers[0].row_tiles, 1);
+  // Every streamed tile (load + its output), double-buffered, fits the budget.
+  for (const auto& c : p.commands) {
+    if (c.unit == Unit::Dma && c.dma.kind != models::DmaKind::LoadWeights) {
+      EXPECT_LE(2 * c.dma.bytes, act_budget);
+    }
+  }
+  expect_backward_deps(p);
+}
+
+TEST(Mapper, WeightsLargerThanTheWeightStoreAreChunkedAlongK) {
+  // 64 KiB weight buffer + 0 L2 share: b's 16 KiB fits, a's 36 KiB exceeds half (32 KiB).
+  const auto cfg = config::HwConfig::defaults({"npu.weight_buffer.size_kib=64", "npu.l2.weight_share=0"});
+  const auto p = map_graph(two_convs(1), cfg);
+  EXPECT_GT(p.layers[0].k_chunks, 1);
+  EXPECT_EQ(p.layers[1].k_chunks, 1);
+  int64_t wbytes = 0;
+  for (const auto& c : p.commands)
+    if (c.unit == Unit::Dma && c.dma.kind == models::DmaKind::LoadWeights && c.layer == 0) {
+      EXPECT_LE(c.dma.bytes, 32 * 1024);
+      wbytes += c.dma.bytes;
+    }
+  EXPECT_EQ(wbytes, 64 * 64 * 9);  // every weight loaded exactly once
+}
+
+TEST(Mapper, WeightPrefetchWaitsForTheLayerNBack) {
+  ir::Graph g;
+  g.layers = {conv(0, "a", "input1", "b", 1, 64, 64, 14, 1), conv(1, "b", "a", "c", 1, 64, 64, 14, 1),
+              conv(2, "c", "b", "output1", 1, 64, 64, 14, 1)};
+  const auto p = map_graph(g, config::HwConfig::defaults({"mapping.weight_prefetch_layers=2"}));
+  // Weights of layer c (index 2) depend on the last command of layer a (index 0).
+  int last_a = -1;
+  for (const auto& c : p.commands)
+    if (c.layer == 0) last_a = c.id;
+  bool found = false;
+  for (const auto& c : p.commands)
+    if (c.layer == 2 && c.unit == Unit::Dma && c.dma.kind == models::DmaKind::LoadWeights) {
+      EXPECT_NE(std::find(c.deps.begin(), c.deps.end(), last_a), c.deps.end());
+      found = true;
+    }
+  EXPECT_TRUE(found);
+}
+
+TEST(Mapper, CpuLayersGoToTheHost) {
+  ir::Graph g = two_convs(1);
+  g.layers[1].next = {"r"};
+  ir::Layer r;
+  r.index = 2;
+  r.name = "r";
+  r.op = ir::OpKind::Reshape;
+  r.device = ir::Device::Cpu;
+  r.input_dtypes = r.output_dtypes = {ir::DType::Int8};
+  r.input_shapes = {{1, 256, 56, 56}};
+  r.output_shapes = {{1, 256 * 56 * 56}};
+  r.previous = {"b"};
+  r.next = {"output1"};
+  g.layers.push_back(r);
+  const auto p = map_graph(g, config::HwConfig::defaults());
+  EXPECT_TRUE(p.layers[2].on_host);
+  EXPECT_TRUE(p.layers[1].output_to_dram);  // the host reads DRAM
+  int host = 0;
+  for (const auto& c : p.commands) host += c.unit == Unit::Host;
+  EXPECT_EQ(host, 1);
+}
+
+TEST(Mapper, TooSmallL2IsAnInputError) {
+  const auto cfg = config::HwConfig::defaults({"npu.l2.size_kib=1"});
+  EXPECT_THROW(map_graph(two_convs(1), cfg), InputError);
+}

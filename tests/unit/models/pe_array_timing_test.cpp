@@ -1,0 +1,114 @@
+// PE array formulas on hand-computed cases (docs/timing.md#pe-array).
+#include "models/npu/pe_array_timing.h"
+
+#include <gtest/gtest.h>
+
+using namespace npusim;
+using namespace npusim::models;
+
+namespace {
+// A 4x4 int8 array with no setup or per-fold overhead; rates chosen so each term is visible.
+PeArrayParams make_params() {
+  PeArrayParams p;
+  p.rows = 4;
+  p.cols = 4;
+  p.macs_per_pe_cycle_int8 = 1;
+  p.macs_per_pe_cycle_fp16 = 0.5;
+  p.fold_overhead_cycles = 0;
+  p.tile_setup_cycles = 0;
+  p.act_read_bytes_per_cycle = 64;
+  p.weight_read_bytes_per_cycle = 32;
+  p.out_write_bytes_per_cycle = 32;
+  return p;
+}
+PeTile one_by_one(int64_t k, int64_t c, int64_t pixels) {
+  PeTile t;
+  t.k = k;
+  t.c = c;
+  t.pixels = pixels;
+  t.in_bytes = c * pixels;
+  t.out_bytes = k * pixels;
+  t.weight_bytes = k * c;
+  return t;
+}
+}  // namespace
+
+TEST(PeArrayTiming, OneByOneConvTileOnFourByFourArrayIsStreamPlusFillDrain) {
+  // K=4, C=4 fits one fold. 16 pixels stream in 16 cycles; fill+drain = rows+cols-2 = 6.
+  const auto t = pe_tile_timing(make_params(), one_by_one(4, 4, 16));
+  EXPECT_EQ(t.folds, 1);
+  EXPECT_EQ(t.compute_cycles, 22);
+  EXPECT_EQ(t.act_cycles, 1);  // 64 B at 64 B/cycle, one K fold
+  EXPECT_EQ(t.out_cycles, 2);  // 64 B at 32 B/cycle
+  EXPECT_EQ(t.total_cycles, 22);
+}
+
+TEST(PeArrayTiming, OneMoreOutputChannelThanRowsDoublesTheFolds) {
+  // K=4 is one fold (boundary); K=5 needs ceil(5/4)=2 folds of 22 cycles.
+  EXPECT_EQ(pe_tile_timing(make_params(), one_by_one(4, 4, 16)).compute_cycles, 22);
+  EXPECT_EQ(pe_tile_timing(make_params(), one_by_one(5, 4, 16)).compute_cycles, 44);
+  // Input is re-read once per K fold: 2 * 64 B / 64 B/cycle.
+  EXPECT_EQ(pe_tile_timing(make_params(), one_by_one(5, 4, 16)).act_cycles, 2);
+}
+
+TEST(PeArrayTiming, ReductionFoldsCoverChannelsTimesKernel) {
+  // C=1, 3x3 kernel: reduction 9 needs ceil(9/4)=3 folds.
+  PeTile t = one_by_one(4, 1, 16);
+  t.r = t.s = 3;
+  t.weight_bytes = 36;
+  EXPECT_EQ(pe_tile_timing(make_params(), t).folds, 3);
+  EXPECT_EQ(pe_tile_timing(make_params(), t).compute_cycles, 3 * 22);
+}
+
+TEST(PeArrayTiming, HalfRateFp16DoublesStreaming) {
+  PeTile t = one_by_one(4, 4, 16);
+  t.dtype = ir::DType::Float16;
+  EXPECT_EQ(pe_tile_timing(make_params(), t).compute_cycles, 32 + 6);
+}
+
+TEST(PeArrayTiming, SinglePixelFoldIsBoundByItsWeightLoad) {
+  // Dense layer at batch 1: one pixel, but the fold's 16 weight bytes at 1 B/cycle take 16.
+  PeArrayParams p = make_params();
+  p.weight_read_bytes_per_cycle = 1;
+  EXPECT_EQ(pe_tile_timing(p, one_by_one(4, 4, 1)).compute_cycles, 16 + 6);
+}
+
+TEST(PeArrayTiming, OutputWriteBandwidthCanBound) {
+  PeArrayParams p = make_params();
+  p.out_write_bytes_per_cycle = 1;  // 64 output bytes take 64 cycles > 22 compute
+  p.tile_setup_cycles = 10;
+  EXPECT_EQ(pe_tile_timing(p, one_by_one(4, 4, 16)).total_cycles, 10 + 64);
+}
+
+TEST(PeArrayTiming, GroupedConvRunsEachGroupAsItsOwnPass) {
+  // Depthwise 3x3 on 8 channels: 8 groups of K=1, C=1, reduction 9 -> 3 folds each.
+  PeTile t;
+  t.k = 1;
+  t.c = 1;
+  t.r = t.s = 3;
+  t.groups = 8;
+  t.pixels = 16;
+  t.weight_bytes = 72;
+  const auto r = pe_tile_timing(make_params(), t);
+  EXPECT_EQ(r.folds, 24);
+  EXPECT_EQ(r.compute_cycles, 24 * 22);
+}
+
+TEST(PeArrayTiming, OutputStationaryStreamsTheReduction) {
+  PeArrayParams p = make_params();
+  p.dataflow = Dataflow::OutputStationary;
+  PeTile t = one_by_one(4, 1, 16);
+  t.r = t.s = 3;
+  // 16 pixels over 4 rows = 4 folds, K=4 over 4 cols = 1; each fold streams 9 + fill 6.
+  EXPECT_EQ(pe_tile_timing(p, t).compute_cycles, 4 * 15);
+}
+
+TEST(PeArrayTiming, NeverFasterThanPeakRate) {
+  const PeArrayParams p = make_params();
+  for (int64_t k : {1, 3, 4, 17, 64})
+    for (int64_t c : {1, 4, 9, 100})
+      for (int64_t px : {1, 7, 16, 1000}) {
+        const auto t = one_by_one(k, c, px);
+        EXPECT_GE(pe_tile_timing(p, t).total_cycles * p.peak_macs_per_cycle(ir::DType::Int8), t.macs());
+      }
+}

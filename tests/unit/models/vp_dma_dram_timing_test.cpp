@@ -1,0 +1,61 @@
+// Vector processor, DMA and DRAM formulas on hand-computed cases (docs/timing.md).
+#include <gtest/gtest.h>
+
+#include "models/memory/dram_timing.h"
+#include "models/npu/dma_timing.h"
+#include "models/npu/vector_processor_timing.h"
+
+using namespace npusim::models;
+
+namespace {
+VpParams make_vp() {
+  VpParams p;
+  p.lanes = 32;
+  for (const char* k : {"pre_cal", "compare_group", "post_cal", "fp32_sum_sub_group", "relu_group",
+                         "fp32_mul_group", "acc_tree_group"})
+    p.stages[k] = {1.0, 6};
+  return p;
+}
+}  // namespace
+
+TEST(VectorTiming, MaxPoolStreamsItsInputThroughTheSlowestStage) {
+  // 64 channels = 2 vectors per pixel; input 112x112 -> 25088 vectors; output 56x56 -> 6272.
+  const auto t = vp_tile_timing(make_vp(), {{"pre_cal", 64, 12544}, {"compare_group", 64, 12544}, {"post_cal", 64, 3136}});
+  EXPECT_EQ(t.stream_cycles, 25088);
+  EXPECT_EQ(t.latency_cycles, 18);
+  EXPECT_EQ(t.total_cycles, 25106);
+  EXPECT_EQ(t.slowest_stage, "pre_cal");
+}
+
+TEST(VectorTiming, ChannelsRoundUpToWholeVectors) {
+  // 33 channels need 2 vectors per pixel; 32 need 1 (boundary).
+  EXPECT_EQ(vp_tile_timing(make_vp(), {{"pre_cal", 32, 100}}).stream_cycles, 100);
+  EXPECT_EQ(vp_tile_timing(make_vp(), {{"pre_cal", 33, 100}}).stream_cycles, 200);
+}
+
+TEST(VectorTiming, NumberedStageKindsShareTheirFamilyParameters) {
+  VpParams p = make_vp();
+  p.stages["fp32_sum_sub_group"] = {0.5, 3};
+  EXPECT_EQ(vp_stage_family("fp32_sum_sub_group0"), "fp32_sum_sub_group");
+  EXPECT_EQ(vp_tile_timing(p, {{"fp32_sum_sub_group0", 32, 10}}).total_cycles, 20 + 3);
+}
+
+TEST(DramTiming, TransfersRoundUpToBurstsAndPayPerSegment) {
+  DramParams p;
+  p.bytes_per_cycle = 16;
+  p.burst_bytes = 64;
+  p.segment_overhead_cycles = 2;
+  // 1000 B -> 16 bursts = 1024 B -> 64 cycles, plus 3 segments * 2.
+  EXPECT_EQ(dram_service_cycles(p, 1000, 3), 70);
+  // Exactly one burst (boundary) vs one byte more.
+  EXPECT_EQ(dram_service_cycles(p, 64, 0), 4);
+  EXPECT_EQ(dram_service_cycles(p, 65, 0), 8);
+  EXPECT_EQ(dram_service_cycles(p, 0, 5), 0);
+}
+
+TEST(DmaTiming, ChannelRateIsBytesOverPeak) {
+  DmaParams p;
+  p.bytes_per_cycle = 64;
+  EXPECT_EQ(dma_channel_cycles(p, {DmaKind::LoadActivations, 6400, 1}), 100);
+  EXPECT_EQ(dma_channel_cycles(p, {DmaKind::LoadActivations, 6401, 1}), 101);
+}
