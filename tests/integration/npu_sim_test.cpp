@@ -3,7 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <set>
 
 #include "tests/integration/test_util.h"
 
@@ -62,7 +64,13 @@ TEST_P(RealFrontendIr, SimulatesWithinPhysicalBounds) {
 
 INSTANTIATE_TEST_SUITE_P(AllEight, RealFrontendIr,
                          ::testing::Combine(::testing::ValuesIn(kRealFiles),
-                                            ::testing::Values("configs/npu.yaml", "configs/gemini_zebu.yaml")));
+                                            ::testing::Values("configs/npu.yaml", "configs/gemini_zebu.yaml")),
+                         [](const auto& info) {
+                           std::string n = std::string(std::get<0>(info.param)) + "_" + std::get<1>(info.param);
+                           for (auto& ch : n)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
 
 TEST(NpuSim, TotalsGrowWithBatch) {
   for (const char* net : {"resnet34", "resnet50"}) {
