@@ -131,6 +131,23 @@ Json parse_text(const std::string& text, const std::string& source) {
     throw InputError(source,
                      "line " + std::to_string(lc.line) + ", column " + std::to_string(lc.column),
                      "malformed JSON: " + detail);
+  } catch (const Json::out_of_range& e) {
+    // A number too large for a double: "number overflow parsing '1e999'". nlohmann gives no
+    // position, so find the literal in the text.
+    std::string what = e.what();
+    size_t q = what.find('\'');
+    size_t q2 = q == std::string::npos ? q : what.find('\'', q + 1);
+    std::string where;
+    if (q2 != std::string::npos) {
+      size_t at = text.find(what.substr(q + 1, q2 - q - 1));
+      if (at != std::string::npos) {
+        LineCol lc = line_col(text, at);
+        where = "line " + std::to_string(lc.line) + ", column " + std::to_string(lc.column);
+      }
+    }
+    size_t bracket = what.find("] ");
+    throw InputError(source, where,
+                     "malformed JSON: " + (bracket == std::string::npos ? what : what.substr(bracket + 2)));
   }
 }
 

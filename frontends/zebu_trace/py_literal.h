@@ -4,6 +4,8 @@
 // reprs `<DataFmt.FP16: 3>`. Values become JSON: tuples are arrays and an enum is the object
 // {"enum": "DataFmt.FP16", "value": 3}, so callers that only need the number can unwrap it.
 #pragma once
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -44,6 +46,7 @@ class PyLiteralParser {
 
   std::string_view m_text;
   size_t m_pos = 0;
+  int m_depth = 0;
 };
 
 // The integer inside a value that may be an enum object ({"enum":..., "value": n}) or a plain

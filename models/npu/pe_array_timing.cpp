@@ -18,6 +18,7 @@ PeArrayParams PeArrayParams::read(const config::HwConfig& c) {
   p.macs_per_pe_cycle_fp16 = c.get_double("npu.pe_array.macs_per_pe_cycle.fp16");
   p.macs_per_pe_cycle_fp32 = c.get_double("npu.pe_array.macs_per_pe_cycle.fp32");
   p.fold_overhead_cycles = c.get_int("npu.pe_array.fold_overhead_cycles");
+  p.channel_align = c.get_int("npu.pe_array.channel_align");
   p.tile_setup_cycles = c.get_int("npu.pe_array.tile_setup_cycles");
   p.act_read_bytes_per_cycle = c.get_double("npu.pe_array.act_read_bytes_per_cycle");
   p.weight_read_bytes_per_cycle = c.get_double("npu.pe_array.weight_read_bytes_per_cycle");
@@ -39,34 +40,37 @@ static int64_t bytes_cycles(int64_t bytes, double per_cycle) {
 
 PeTiming pe_tile_timing(const PeArrayParams& p, const PeTile& t) {
   PeTiming r;
-  const int64_t reduction = t.c * t.r * t.s;
+  const int64_t reduction = t.c * t.r * t.s;  // output stationary streams it unpadded
   // A PE that does m MACs per cycle streams one operand every 1/m cycles.
   const double cycles_per_mac = 1.0 / p.macs_per_pe_cycle(t.dtype);
-  const int64_t fill = p.rows + p.cols - 2;  // systolic fill + drain of one fold
+  const int64_t fill = p.rows + p.cols - 2;  // systolic fill + drain, once per tile
   int64_t per_group = 0;
   if (p.dataflow == Dataflow::WeightStationary) {
-    // Weights of one (K block, reduction block) sit in the array; all output pixels stream by.
-    // Loading the next fold's weights overlaps streaming, but a fold is never shorter than it.
+    // Weights of one K block sit in the array while every output pixel streams by; the
+    // reduction (channels padded to channel_align, times the kernel) is packed onto the
+    // columns, so a K block takes P * red / cols cycles. Loading the next block's weights
+    // overlaps streaming, but a block is never shorter than its weight load. Fill and drain
+    // of the systolic pipeline are paid once per tile: consecutive blocks follow back to back.
     const int64_t k_folds = ceil_div(t.k, p.rows);
-    const int64_t red_folds = ceil_div(reduction, p.cols);
-    const int64_t fold_weight_bytes = ceil_div(t.weight_bytes, std::max<int64_t>(1, k_folds * red_folds * t.groups));
-    const int64_t stream = static_cast<int64_t>(std::ceil(t.pixels * cycles_per_mac));
-    const int64_t fold = std::max(stream, bytes_cycles(fold_weight_bytes, p.weight_read_bytes_per_cycle)) +
-                         fill + p.fold_overhead_cycles;
+    const int64_t c_pad = ceil_div(t.c, p.channel_align) * p.channel_align;
+    const int64_t red_pad = c_pad * t.r * t.s;
+    const int64_t red_folds = ceil_div(red_pad, p.cols);
+    const auto stream = static_cast<int64_t>(std::ceil(static_cast<double>(t.pixels) * red_pad / p.cols * cycles_per_mac));
+    const int64_t k_block_weight_bytes = ceil_div(t.weight_bytes, std::max<int64_t>(1, k_folds * t.groups));
+    const int64_t k_block = std::max(stream, bytes_cycles(k_block_weight_bytes, p.weight_read_bytes_per_cycle));
     r.folds = k_folds * red_folds * t.groups;
-    per_group = k_folds * red_folds * fold;
+    per_group = k_folds * k_block;
     r.act_cycles = bytes_cycles(t.in_bytes * k_folds, p.act_read_bytes_per_cycle);
   } else {
     // Output stationary: rows hold output pixels, cols hold output channels; the reduction streams.
     const int64_t px_folds = ceil_div(t.pixels, p.rows);
     const int64_t k_folds = ceil_div(t.k, p.cols);
     const int64_t stream = static_cast<int64_t>(std::ceil(reduction * cycles_per_mac));
-    const int64_t fold = stream + fill + p.fold_overhead_cycles;
     r.folds = px_folds * k_folds * t.groups;
-    per_group = px_folds * k_folds * fold;
+    per_group = px_folds * k_folds * stream;
     r.act_cycles = bytes_cycles(t.in_bytes * k_folds, p.act_read_bytes_per_cycle);
   }
-  r.compute_cycles = per_group * t.groups;
+  r.compute_cycles = per_group * t.groups + fill + r.folds * p.fold_overhead_cycles;
   r.out_cycles = bytes_cycles(t.out_bytes, p.out_write_bytes_per_cycle);
   r.total_cycles = p.tile_setup_cycles + std::max({r.compute_cycles, r.act_cycles, r.out_cycles});
   return r;

@@ -15,6 +15,7 @@ struct PeArrayParams {
   Dataflow dataflow = Dataflow::WeightStationary;
   double macs_per_pe_cycle_int8 = 1, macs_per_pe_cycle_fp16 = 0.5, macs_per_pe_cycle_fp32 = 0.125;
   int64_t fold_overhead_cycles = 0;
+  int64_t channel_align = 1;  // input channels are padded to a multiple of this on the columns
   int64_t tile_setup_cycles = 0;
   double act_read_bytes_per_cycle = 64;
   double weight_read_bytes_per_cycle = 32;

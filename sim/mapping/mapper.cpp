@@ -302,6 +302,12 @@ class Mapper {
     const int64_t r = w.size() > 2 ? w[2] : 1, s = w.size() > 3 ? w[3] : 1;
     const int64_t c_per_group = w.size() > 1 ? w[1] : 1;
 
+    // The array reads only the input pixels some window touches: a 1x1 stride-2 conv reads a
+    // quarter of its input.
+    const Nchw in = nchw(l.input_shapes[0]);
+    const double touched_h = std::min<double>(in.h, static_cast<double>(out.h) * std::min<int64_t>(r, l.stride[0]));
+    const double touched_w = std::min<double>(in.w, static_cast<double>(out.w) * std::min<int64_t>(s, l.stride[1]));
+    const double read_fraction = (touched_h * touched_w) / std::max<double>(1.0, static_cast<double>(in.h * in.w));
     std::vector<int> pe_of_chunk;
     for (int64_t kc = 0; kc < k_chunks; ++kc) {
       const int64_t k0 = kc * k_chunk, kn = std::min(k_chunk, k_total - k0);
@@ -345,7 +351,7 @@ class Mapper {
         pe.pe.s = s;
         pe.pe.pixels = rows * out.w;
         pe.pe.dtype = plan.dtype;
-        pe.pe.in_bytes = static_cast<int64_t>(std::ceil(plan.in_bytes * frac));
+        pe.pe.in_bytes = static_cast<int64_t>(std::ceil(plan.in_bytes * frac * read_fraction));
         pe.pe.out_bytes = static_cast<int64_t>(std::ceil(plan.out_bytes * frac * kn / k_total));
         pe.pe.weight_bytes = kn * bytes_per_k;
         pe.deps = deps;

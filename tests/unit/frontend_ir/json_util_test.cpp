@@ -49,6 +49,11 @@ TEST(JsonParse, EmptyTextIsMalformed) {
   expect_input_error([] { parse_text("", "empty.json"); }, "line 1, column 1", "malformed JSON");
 }
 
+TEST(JsonParse, NumberTooLargeForADouble) {
+  expect_input_error([] { parse_text("{\"a\": [1,\n 2e999]}", "big.json"); }, "line 2, column 2",
+                     "malformed JSON: number overflow");
+}
+
 TEST(JsonParse, DuplicateKeyIsReportedAtItsPointer) {
   expect_input_error([] { doc(R"({"L": {"stride": [1, 1], "stride": [2, 2]}})"); }, "/L/stride",
                      "duplicate key 'stride'");

@@ -43,21 +43,37 @@ TEST(PeArrayTiming, OneByOneConvTileOnFourByFourArrayIsStreamPlusFillDrain) {
   EXPECT_EQ(t.total_cycles, 22);
 }
 
-TEST(PeArrayTiming, OneMoreOutputChannelThanRowsDoublesTheFolds) {
-  // K=4 is one fold (boundary); K=5 needs ceil(5/4)=2 folds of 22 cycles.
+TEST(PeArrayTiming, OneMoreOutputChannelThanRowsDoublesTheStreaming) {
+  // K=4 is one K block (boundary); K=5 needs ceil(5/4)=2 blocks of 16 cycles, one fill (6).
   EXPECT_EQ(pe_tile_timing(make_params(), one_by_one(4, 4, 16)).compute_cycles, 22);
-  EXPECT_EQ(pe_tile_timing(make_params(), one_by_one(5, 4, 16)).compute_cycles, 44);
+  EXPECT_EQ(pe_tile_timing(make_params(), one_by_one(5, 4, 16)).compute_cycles, 38);
   // Input is re-read once per K fold: 2 * 64 B / 64 B/cycle.
   EXPECT_EQ(pe_tile_timing(make_params(), one_by_one(5, 4, 16)).act_cycles, 2);
 }
 
-TEST(PeArrayTiming, ReductionFoldsCoverChannelsTimesKernel) {
-  // C=1, 3x3 kernel: reduction 9 needs ceil(9/4)=3 folds.
+TEST(PeArrayTiming, ReductionIsPackedOntoTheColumns) {
+  // C=1, 3x3 kernel: reduction 9 spans ceil(9/4)=3 column folds; packed, 16 pixels x 9 / 4
+  // columns stream in 36 cycles, plus one fill of 6.
   PeTile t = one_by_one(4, 1, 16);
   t.r = t.s = 3;
   t.weight_bytes = 36;
   EXPECT_EQ(pe_tile_timing(make_params(), t).folds, 3);
-  EXPECT_EQ(pe_tile_timing(make_params(), t).compute_cycles, 3 * 22);
+  EXPECT_EQ(pe_tile_timing(make_params(), t).compute_cycles, 36 + 6);
+}
+
+TEST(PeArrayTiming, ChannelsArePaddedToTheAlignment) {
+  // C=3 on 4 columns: unpadded 16 x 3 / 4 = 12 cycles; padded to 4 channels 16 cycles.
+  PeArrayParams p = make_params();
+  EXPECT_EQ(pe_tile_timing(p, one_by_one(4, 3, 16)).compute_cycles, 12 + 6);
+  p.channel_align = 4;
+  EXPECT_EQ(pe_tile_timing(p, one_by_one(4, 3, 16)).compute_cycles, 16 + 6);
+}
+
+TEST(PeArrayTiming, FoldOverheadIsPaidPerFold) {
+  PeArrayParams p = make_params();
+  p.fold_overhead_cycles = 5;
+  // K=5, C=4: 2 K blocks x 1 column fold = 2 folds.
+  EXPECT_EQ(pe_tile_timing(p, one_by_one(5, 4, 16)).compute_cycles, 38 + 2 * 5);
 }
 
 TEST(PeArrayTiming, HalfRateFp16DoublesStreaming) {
@@ -81,7 +97,8 @@ TEST(PeArrayTiming, OutputWriteBandwidthCanBound) {
 }
 
 TEST(PeArrayTiming, GroupedConvRunsEachGroupAsItsOwnPass) {
-  // Depthwise 3x3 on 8 channels: 8 groups of K=1, C=1, reduction 9 -> 3 folds each.
+  // Depthwise 3x3 on 8 channels: 8 groups of K=1, C=1, reduction 9 -> 3 folds each; each
+  // group streams 16 x 9 / 4 = 36 cycles (its 9 weight bytes load in 1), one fill of 6.
   PeTile t;
   t.k = 1;
   t.c = 1;
@@ -91,7 +108,7 @@ TEST(PeArrayTiming, GroupedConvRunsEachGroupAsItsOwnPass) {
   t.weight_bytes = 72;
   const auto r = pe_tile_timing(make_params(), t);
   EXPECT_EQ(r.folds, 24);
-  EXPECT_EQ(r.compute_cycles, 24 * 22);
+  EXPECT_EQ(r.compute_cycles, 8 * 36 + 6);
 }
 
 TEST(PeArrayTiming, OutputStationaryStreamsTheReduction) {
@@ -99,8 +116,9 @@ TEST(PeArrayTiming, OutputStationaryStreamsTheReduction) {
   p.dataflow = Dataflow::OutputStationary;
   PeTile t = one_by_one(4, 1, 16);
   t.r = t.s = 3;
-  // 16 pixels over 4 rows = 4 folds, K=4 over 4 cols = 1; each fold streams 9 + fill 6.
-  EXPECT_EQ(pe_tile_timing(p, t).compute_cycles, 4 * 15);
+  // 16 pixels over 4 rows = 4 folds, K=4 over 4 cols = 1; each fold streams the reduction 9,
+  // one fill of 6.
+  EXPECT_EQ(pe_tile_timing(p, t).compute_cycles, 4 * 9 + 6);
 }
 
 TEST(PeArrayTiming, NeverFasterThanPeakRate) {
