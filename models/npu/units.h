@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/memory/dram.h"
+#include "models/npu/buffer.h"
 #include "models/npu/dma_timing.h"
 #include "models/npu/pe_array_timing.h"
 #include "models/npu/scoreboard.h"
@@ -52,21 +53,31 @@ class QueueUnit : public sc_core::sc_module {
   UnitStats m_stats;
 };
 
-// PE array: one queue; latency from pe_tile_timing (docs/timing.md#pe-array).
+// Waits until both the unit's own latency and its L2 port traffic are done.
+inline void wait_unit_and_port(Scoreboard& sb, L2Buffer& l2, int64_t own_cycles, int64_t l2_bytes) {
+  const int64_t now = sb.now_cycles();
+  const int64_t port_done = l2.reserve(l2_bytes);
+  sc_core::wait(sb.cycles(std::max(own_cycles, port_done - now)));
+}
+
+// PE array: one queue; latency from pe_tile_timing (docs/timing.md#pe-array); its activation
+// reads and result writes share the L2 port.
 class PeArray : public QueueUnit<PeTile> {
  public:
-  PeArray(sc_core::sc_module_name name, const PeArrayParams& p, Scoreboard& sb, std::vector<Job<PeTile>> jobs)
-      : QueueUnit(name, sb, {std::move(jobs)},
-                  [p, &sb](const Job<PeTile>& j) { sc_core::wait(sb.cycles(pe_tile_timing(p, j.payload).total_cycles)); }) {}
+  PeArray(sc_core::sc_module_name name, const PeArrayParams& p, Scoreboard& sb, L2Buffer& l2,
+          std::vector<Job<PeTile>> jobs)
+      : QueueUnit(name, sb, {std::move(jobs)}, [p, &sb, &l2](const Job<PeTile>& j) {
+          wait_unit_and_port(sb, l2, pe_tile_timing(p, j.payload).total_cycles, j.payload.in_bytes + j.payload.out_bytes);
+        }) {}
 };
 
 // Vector processor: one queue; one pipeline of module_list stages (docs/timing.md#vector-processor).
-class VectorProcessor : public QueueUnit<std::vector<VpStageWork>> {
+class VectorProcessor : public QueueUnit<VpTile> {
  public:
-  VectorProcessor(sc_core::sc_module_name name, const VpParams& p, Scoreboard& sb,
-                  std::vector<Job<std::vector<VpStageWork>>> jobs)
-      : QueueUnit(name, sb, {std::move(jobs)}, [p, &sb](const Job<std::vector<VpStageWork>>& j) {
-          sc_core::wait(sb.cycles(vp_tile_timing(p, j.payload).total_cycles));
+  VectorProcessor(sc_core::sc_module_name name, const VpParams& p, Scoreboard& sb, L2Buffer& l2,
+                  std::vector<Job<VpTile>> jobs)
+      : QueueUnit(name, sb, {std::move(jobs)}, [p, &sb, &l2](const Job<VpTile>& j) {
+          wait_unit_and_port(sb, l2, vp_tile_timing(p, j.payload.stages).total_cycles, j.payload.l2_bytes);
         }) {}
 };
 
@@ -74,13 +85,14 @@ class VectorProcessor : public QueueUnit<std::vector<VpStageWork>> {
 // rate and the shared DRAM (docs/timing.md#dma).
 class Dma : public QueueUnit<DmaTransfer> {
  public:
-  Dma(sc_core::sc_module_name name, const DmaParams& p, Scoreboard& sb, Dram& dram,
+  Dma(sc_core::sc_module_name name, const DmaParams& p, Scoreboard& sb, Dram& dram, L2Buffer& l2,
       std::vector<std::vector<Job<DmaTransfer>>> queues)
-      : QueueUnit(name, sb, std::move(queues), [p, &sb, &dram](const Job<DmaTransfer>& j) {
+      : QueueUnit(name, sb, std::move(queues), [p, &sb, &dram, &l2](const Job<DmaTransfer>& j) {
           sc_core::wait(sb.cycles(p.setup_cycles));
           const int64_t t0 = sb.now_cycles();
+          const int64_t port_done = l2.reserve(j.payload.bytes);
           dram.transfer(j.payload.bytes, j.payload.segments, j.payload.kind == DmaKind::StoreActivations);
-          const int64_t own = dma_channel_cycles(p, j.payload);
+          const int64_t own = std::max(dma_channel_cycles(p, j.payload), port_done - t0);
           const int64_t spent = sb.now_cycles() - t0;
           if (own > spent) sc_core::wait(sb.cycles(own - spent));
         }) {}

@@ -33,6 +33,12 @@ struct VpStageWork {
   int64_t pixels = 1;
 };
 
+// One VP command: its stages and the bytes it reads from and writes to L2.
+struct VpTile {
+  std::vector<VpStageWork> stages;
+  int64_t l2_bytes = 0;
+};
+
 struct VpTiming {
   int64_t stream_cycles = 0;   // the slowest stage's vectors / throughput
   int64_t latency_cycles = 0;  // sum of the stage latencies (pipeline depth)

@@ -30,8 +30,6 @@ std::vector<ParamDecl> build_schema() {
       {"npu.pe_array.weight_read_bytes_per_cycle", T::Double, "32", "B/cycle",
        "weights from the weight buffer into the array; a fold cannot be shorter than its weight load", {}},
       {"npu.pe_array.out_write_bytes_per_cycle", T::Double, "32", "B/cycle", "results from the array back to L2", {}},
-      {"npu.pe_array.act_buffer_kib", T::Int, "64", "KiB", "AL1 activation buffer next to the array", {}},
-      {"npu.pe_array.out_buffer_kib", T::Int, "64", "KiB", "OL1 accumulator buffer", {}},
 
       // Vector processor (models/npu/vector_processor_timing.h)
       {"npu.vector.lanes", T::Int, "32", "elements", "channels processed in parallel (one vector = lanes elements)", {}},
@@ -48,7 +46,6 @@ std::vector<ParamDecl> build_schema() {
   std::vector<ParamDecl> rest = {
       // On-chip buffers (models/npu/buffer.h)
       {"npu.l2.size_kib", T::Int, "8192", "KiB", "global (L2) buffer holding activations and prefetched weights", {}},
-      {"npu.l2.banks", T::Int, "16", "banks", "L2 banks", {}},
       {"npu.l2.bytes_per_cycle", T::Double, "256", "B/cycle", "L2 port bandwidth shared by DMA, PE array and VP", {}},
       {"npu.l2.weight_share", T::Double, "0.5", "fraction", "share of L2 reserved for weight prefetch", {}},
       {"npu.weight_buffer.size_kib", T::Int, "1152", "KiB", "WL0 weight buffer next to the PE array", {}},

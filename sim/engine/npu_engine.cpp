@@ -3,6 +3,7 @@
 #include <systemc>
 
 #include "models/memory/dram.h"
+#include "models/npu/buffer.h"
 #include "models/npu/units.h"
 #include "sim/ir/error.h"
 
@@ -15,6 +16,7 @@ namespace {
 struct NpuTop : sc_core::sc_module {
   models::Scoreboard sb;
   models::Dram dram;
+  models::L2Buffer l2;
   models::Dma dma;
   models::PeArray pe;
   models::VectorProcessor vp;
@@ -24,9 +26,10 @@ struct NpuTop : sc_core::sc_module {
       : sc_module(n),
         sb(prog.commands.size(), period),
         dram("dram", models::DramParams::read(cfg), sb),
-        dma("dma", models::DmaParams::read(cfg), sb, dram, dma_queues(prog, cfg)),
-        pe("pe_array", models::PeArrayParams::read(cfg), sb, jobs<models::PeTile>(prog, mapping::Unit::PeArray, [](const mapping::Command& c) { return c.pe; })),
-        vp("vector", models::VpParams::read(cfg), sb, jobs<std::vector<models::VpStageWork>>(prog, mapping::Unit::Vector, [](const mapping::Command& c) { return c.vp; })),
+        l2("l2", cfg.get_double("npu.l2.bytes_per_cycle"), sb),
+        dma("dma", models::DmaParams::read(cfg), sb, dram, l2, dma_queues(prog, cfg)),
+        pe("pe_array", models::PeArrayParams::read(cfg), sb, l2, jobs<models::PeTile>(prog, mapping::Unit::PeArray, [](const mapping::Command& c) { return c.pe; })),
+        vp("vector", models::VpParams::read(cfg), sb, l2, jobs<models::VpTile>(prog, mapping::Unit::Vector, [](const mapping::Command& c) { return c.vp; })),
         host("host", sb, jobs<int64_t>(prog, mapping::Unit::Host, [](const mapping::Command& c) { return c.host_cycles; })) {}
 
   template <typename P, typename F>
@@ -71,6 +74,8 @@ SimResult simulate_npu(const mapping::Program& prog, const config::HwConfig& cfg
   r.dram_bytes_read = top.dram.stats().bytes_read;
   r.dram_bytes_written = top.dram.stats().bytes_written;
   r.dram_busy_cycles = top.dram.stats().busy_cycles;
+  r.l2_bytes = top.l2.stats().bytes;
+  r.l2_busy_cycles = top.l2.stats().busy_cycles;
   r.pe_busy_cycles = top.pe.stats().busy_cycles;
   r.vp_busy_cycles = top.vp.stats().busy_cycles;
   r.dma_busy_cycles = top.dma.stats().busy_cycles;

@@ -12,6 +12,7 @@ struct SimResult {
   std::vector<mapping::CommandTiming> timings;  // by command id
   int64_t end_cycle = 0;
   int64_t dram_bytes_read = 0, dram_bytes_written = 0, dram_busy_cycles = 0;
+  int64_t l2_bytes = 0, l2_busy_cycles = 0;
   int64_t pe_busy_cycles = 0, vp_busy_cycles = 0, dma_busy_cycles = 0, host_busy_cycles = 0;
   int dma_channels = 1;
 };

@@ -417,7 +417,8 @@ class Mapper {
       vp.layer = layer_id;
       vp.label = l.name + " rows " + std::to_string(row0) + "+" + std::to_string(rows);
       for (const auto& w : whole)
-        vp.vp.push_back({w.kind, w.channels, std::max<int64_t>(1, static_cast<int64_t>(std::ceil(w.pixels * frac)))});
+        vp.vp.stages.push_back({w.kind, w.channels, std::max<int64_t>(1, static_cast<int64_t>(std::ceil(w.pixels * frac)))});
+      vp.vp.l2_bytes = static_cast<int64_t>(std::ceil((plan.in_bytes + plan.out_bytes) * frac));
       vp.deps = deps;
       prev = add(std::move(vp));
       last = prev;

@@ -21,7 +21,7 @@ struct Command {
   std::string label;  // short description for traces
   models::DmaTransfer dma;                // unit == Dma
   models::PeTile pe;                      // unit == PeArray
-  std::vector<models::VpStageWork> vp;    // unit == Vector
+  models::VpTile vp;                      // unit == Vector
   int64_t host_cycles = 0;                // unit == Host
   std::vector<int> deps;  // ids of commands that must finish before this one starts
 };

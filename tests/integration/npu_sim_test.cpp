@@ -127,6 +127,9 @@ TEST(NpuSim, SetOverridesChangeTheResult) {
   const auto base = simulate(ir, "configs/npu.yaml", "set0");
   const auto slow = simulate(ir, "configs/npu.yaml", "set1", "--set memory.dram.bandwidth_gbps=4");
   EXPECT_GT(slow["totals"]["npu_cycles"].get<int64_t>(), base["totals"]["npu_cycles"].get<int64_t>());
+  // A narrow L2 port makes PE, VP and DMA contend for it.
+  const auto narrow = simulate(ir, "configs/npu.yaml", "set2", "--set npu.l2.bytes_per_cycle=8");
+  EXPECT_GT(narrow["totals"]["npu_cycles"].get<int64_t>(), base["totals"]["npu_cycles"].get<int64_t>());
 }
 
 TEST(NpuSim, BadInputsExitWithCode2AndNameThePlace) {
