@@ -30,6 +30,14 @@ static int sim_main(int argc, char** argv) {
   zoo_cmd->add_option("--input", zoo.input, "input size HxW (default 224x224)");
   zoo_cmd->add_option("-o,--output", zoo.out, "output file (default: stdout)");
 
+  cli::CompareTraceOptions cmp;
+  auto* cmp_cmd = app.add_subcommand("compare-trace", "per-layer measured (ZeBu trace) vs simulated cycles");
+  cmp_cmd->add_option("--trace", cmp.trace, "ZeBu per-instruction trace (*_sim.txt)")->required();
+  cmp_cmd->add_option("--ir", cmp.ir, "Frontend IR of the traced run")->required();
+  cmp_cmd->add_option("--hw", cmp.hw, "hardware description")->capture_default_str();
+  cmp_cmd->add_option("--set", cmp.sets, "override a hardware parameter (repeatable)");
+  cmp_cmd->add_option("--csv", cmp.csv, "write the comparison as CSV");
+
   bool markdown = false;
   std::string cfg_hw;
   std::vector<std::string> cfg_sets;
@@ -50,6 +58,7 @@ static int sim_main(int argc, char** argv) {
   }
   try {
     if (zoo_cmd->parsed()) return cli::run_zoo(zoo);
+    if (cmp_cmd->parsed()) return cli::run_compare_trace(cmp);
     if (cfg_cmd->parsed()) return cli::run_config(markdown, cfg_hw, cfg_sets);
     if (run.ir.empty()) {
       std::cerr << "sim: nothing to do: give --ir <Frontend IR> (see --help)\n";

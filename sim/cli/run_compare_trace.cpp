@@ -1,0 +1,52 @@
+// `sim compare-trace`: per Frontend IR layer, cycles measured on real hardware (a ZeBu
+// per-instruction trace) against cycles simulated for the same IR, and the total.
+#include <fstream>
+#include <iostream>
+
+#include "frontends/frontend_ir/frontend_ir_reader.h"
+#include "frontends/zebu_trace/layer_compare.h"
+#include "frontends/zebu_trace/zebu_trace.h"
+#include "sim/cli/commands.h"
+#include "sim/config/hw_config.h"
+#include "sim/engine/npu_engine.h"
+#include "sim/ir/error.h"
+#include "sim/mapping/mapper.h"
+#include "sim/report/report.h"
+
+namespace npusim::cli {
+
+int run_compare_trace(const CompareTraceOptions& o) {
+  namespace zebu = frontends::zebu;
+  const zebu::Trace trace = zebu::read_zebu_trace(o.trace);
+  const ir::Graph graph = frontends::read_frontend_ir(o.ir);
+  const config::HwConfig cfg = config::HwConfig::load(o.hw, o.sets);
+  const mapping::Program prog = mapping::map_graph(graph, cfg);
+  const engine::SimResult sim = engine::simulate_npu(prog, cfg);
+  const report::RunReport rep = report::build_report(graph.name, prog, sim.timings, cfg);
+
+  // Both sides charge a layer from the end of the previous layer's work to the end of its own,
+  // so per-layer cycles add up to each total (docs/calibration.md).
+  std::map<int, int64_t> simulated;
+  std::map<int, std::string> names;
+  for (const auto& l : rep.layers) {
+    names[l.layer_index] = l.name;
+    if (l.device == "npu") simulated[l.layer_index] = l.cycles;
+  }
+  const auto measured = zebu::measure_layers(trace);
+  for (const auto& m : measured)
+    if (!names.count(m.layer_index))
+      throw InputError(o.trace, "layer " + std::to_string(m.layer_index),
+                       "trace layer (slyr) is not a layer_index of " + o.ir);
+  const auto rows = zebu::compare_layers(measured, simulated, names);
+  std::cout << "trace: " << o.trace << "\nIR: " << o.ir << "\nhardware: " << cfg.source() << "\n\n"
+            << zebu::format_comparison_table(rows, "measured", "simulated");
+  if (!o.csv.empty()) {
+    std::ofstream f(o.csv, std::ios::binary);
+    if (!f) throw InputError(o.csv, "", "cannot open for writing");
+    f << "layer_index,name,measured_cycles,simulated_cycles,error\n";
+    for (const auto& r : rows) f << r.layer_index << ',' << r.name << ',' << r.measured << ',' << r.simulated << ',' << r.error << '\n';
+  }
+  return kOk;
+}
+
+}  // namespace npusim::cli
