@@ -58,11 +58,12 @@ std::vector<uint8_t> serialize_npy(const NpyArray& a);
 NpyArray make_npy(NpyType t, const std::vector<int64_t>& shape, const std::vector<float>& values);
 
 // IEEE binary16 <-> binary32. float_to_half rounds to nearest even (subnormals included),
-// overflows to +-inf and keeps NaN a NaN (top payload bits kept, quiet bit set).
+// overflows to +-inf and keeps NaN a NaN with its top payload bits (as numpy), so every half
+// survives half -> float -> half bit for bit.
 uint16_t float_to_half(float f);
 float half_to_float(uint16_t h);
 // bfloat16 is the top half of a binary32: decoding is exact; encoding rounds to nearest even
-// and keeps NaN a NaN.
+// and keeps NaN a NaN with its top payload bits (bit-exact round trip like half).
 float bf16_to_float(uint16_t b);
 uint16_t float_to_bf16(float f);
 

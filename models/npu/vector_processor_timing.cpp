@@ -37,7 +37,7 @@ VpTiming vp_tile_timing(const VpParams& p, const std::vector<VpStageWork>& stage
   VpTiming r;
   for (const auto& s : stages) {
     const auto& sp = p.stage(s.kind);
-    const int64_t vectors = ceil_div(s.channels, p.lanes) * s.pixels;
+    const int64_t vectors = ceil_div(s.channels * s.elem_bytes, p.lanes) * s.pixels;
     const auto cycles = static_cast<int64_t>(std::ceil(vectors / sp.vectors_per_cycle));
     if (cycles > r.stream_cycles) r.stream_cycles = cycles, r.slowest_stage = s.kind;
     r.latency_cycles += sp.latency_cycles;

@@ -26,11 +26,13 @@ struct VpParams {
 // The module_list stage kind with any group number removed: fp32_sum_sub_group0 -> fp32_sum_sub_group.
 std::string vp_stage_family(const std::string& kind);
 
-// Work of one stage in one VP command: `channels` x `pixels` elements (pixels = N*H*W).
+// Work of one stage in one VP command: `channels` x `pixels` elements (pixels = N*H*W). A
+// vector is `lanes` bytes: 32 int8 elements, or 16 when the layer reads or writes fp16.
 struct VpStageWork {
   std::string kind;
   int64_t channels = 1;
   int64_t pixels = 1;
+  int64_t elem_bytes = 1;  // the wider of the layer's input and output element sizes
 };
 
 // One VP command: its stages and the bytes it reads from and writes to L2.

@@ -1,8 +1,11 @@
 // The `sim` command's subcommands. main.cpp parses options (CLI11 lives only there) and calls
 // these; each returns the process exit code (docs/exit_codes.md) or throws a typed error.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
+
+namespace CLI { class App; }
 
 namespace npusim::cli {
 
@@ -36,5 +39,9 @@ struct CompareTraceOptions {
 int run_compare_trace(const CompareTraceOptions& o);
 
 int run_config(bool markdown, const std::string& hw, const std::vector<std::string>& sets);
+
+// `sim sweep` with its merge and report subcommands (run_sweep.cpp keeps their options): adds
+// them to app; the returned function runs the one parsed, or returns -1 if none was.
+std::function<int()> add_sweep_command(CLI::App& app);
 
 }  // namespace npusim::cli

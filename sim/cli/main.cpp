@@ -45,6 +45,7 @@ static int sim_main(int argc, char** argv) {
   cfg_cmd->add_option("--hw", cfg_hw, "hardware description to resolve (default: schema defaults)");
   cfg_cmd->add_option("--set", cfg_sets, "override a hardware parameter (repeatable)");
   cfg_cmd->add_flag("--markdown", markdown, "print the schema as a Markdown table (docs/config.md)");
+  auto run_sweep_cmd = cli::add_sweep_command(app);  // sim sweep [merge|report] (run_sweep.cpp)
 
   try {
     app.parse(argc, argv);
@@ -60,6 +61,7 @@ static int sim_main(int argc, char** argv) {
     if (zoo_cmd->parsed()) return cli::run_zoo(zoo);
     if (cmp_cmd->parsed()) return cli::run_compare_trace(cmp);
     if (cfg_cmd->parsed()) return cli::run_config(markdown, cfg_hw, cfg_sets);
+    if (const int rc = run_sweep_cmd(); rc >= 0) return rc;
     if (run.ir.empty()) {
       std::cerr << "sim: nothing to do: give --ir <Frontend IR> (see --help)\n";
       return cli::kBadInput;

@@ -60,7 +60,11 @@ std::vector<ParamDecl> build_schema() {
 
       // Mapping policy (sim/mapping)
       {"mapping.weight_prefetch_layers", T::Int, "2", "layers",
-       "weights of layer i may load once layer i-N has finished (buffer slots)", {}},
+       "weights that fit half of WL0 load straight into it once the layer N earlier (any kind) has finished", {}},
+      {"mapping.staged_prefetch_layers", T::Int, "3", "weight layers",
+       "larger weights are staged in the L2 weight share once the weight layer N earlier has finished and there is room", {}},
+      {"mapping.serialize_layers", T::Bool, "false", "",
+       "start a layer only after the previous layer finished (false: independent layers may overlap on PE and VP)", {}},
       {"mapping.keep_activations_on_chip", T::Bool, "true", "",
        "keep a layer's output in L2 for its consumers when it fits; else spill to DRAM", {}},
 

@@ -38,6 +38,8 @@ MapperParams MapperParams::read(const config::HwConfig& c) {
   p.l2_act_bytes = p.l2_bytes - p.l2_weight_bytes;
   p.weight_buffer_bytes = c.get_int("npu.weight_buffer.size_kib") * 1024;
   p.weight_prefetch_layers = static_cast<int>(c.get_int("mapping.weight_prefetch_layers"));
+  p.staged_prefetch_layers = static_cast<int>(c.get_int("mapping.staged_prefetch_layers"));
+  p.serialize_layers = c.get_bool("mapping.serialize_layers");
   p.keep_activations_on_chip = c.get_bool("mapping.keep_activations_on_chip");
   const double bytes_per_cycle = c.get_double("host.bandwidth_gbps") / c.clock_ghz();
   p.host_cycles_per_byte = 1.0 / bytes_per_cycle;
@@ -182,6 +184,8 @@ class Mapper {
       }
     }
     plan.input_from_dram = dram_in > 0;
+    // A scheduler that issues one layer at a time: the layer waits for the previous NPU layer.
+    if (m_p.serialize_layers && !plan.on_host && !m_npu_layer_last.empty()) input_deps.push_back(m_npu_layer_last.back());
 
     // Consumers that need the output in DRAM: graph outputs and host layers.
     bool needs_dram_copy = false;
@@ -248,6 +252,11 @@ class Mapper {
       emit_vp_layer(l, plan, layer_id, *tiling, input_deps, dram_in, keep, needs_dram_copy, last, store);
     m_prog.layers.push_back(plan);
     m_npu_layer_last.push_back(last);
+    if (m_pending_weight.last_cmd >= 0) {
+      m_pending_weight.last_cmd = last;
+      m_weight_layers.push_back(m_pending_weight);
+      m_pending_weight = {};
+    }
     finish_layer(l, last, keep, store, plan.out_bytes);
   }
 
@@ -269,12 +278,33 @@ class Mapper {
     return in_part + static_cast<int64_t>(std::ceil(out_stream * frac));
   }
 
-  int prefetch_slot_dep() const {
-    // Weights of this layer may load once the layer `weight_prefetch_layers` earlier finished.
-    const int d = m_p.weight_prefetch_layers;
+  // What the first weight load of the current layer waits for (docs/mapping.md#weights).
+  // Weights that fit half the WL0 weight buffer go straight into it and may load once the
+  // layer `weight_prefetch_layers` earlier (any kind) finished. Larger weights are staged in
+  // the L2 weight share: they may load once the weight layer `staged_prefetch_layers` earlier
+  // finished and once enough earlier staged weights have been consumed to make room.
+  std::vector<int> prefetch_deps(int64_t bytes, bool& staged) {
+    std::vector<int> deps;
     const int n = static_cast<int>(m_npu_layer_last.size());
-    if (d <= 0) return n > 0 ? m_npu_layer_last.back() : -1;
-    return n - d >= 0 ? m_npu_layer_last[n - d] : -1;
+    staged = bytes > m_p.weight_buffer_bytes / 2;
+    if (!staged) {
+      const int d = std::max(1, m_p.weight_prefetch_layers);
+      if (n - d >= 0) deps.push_back(m_npu_layer_last[n - d]);
+      return deps;
+    }
+    const int w = static_cast<int>(m_weight_layers.size());
+    const int d = std::max(1, m_p.staged_prefetch_layers);
+    if (w - d >= 0) deps.push_back(m_weight_layers[w - d].last_cmd);
+    // Room in the L2 weight share: staged weights of unfinished layers, oldest freed first.
+    int64_t held = 0;
+    for (const auto& s : m_weight_layers) held += s.staged_bytes;
+    for (const auto& s : m_weight_layers) {
+      if (held + bytes <= m_p.l2_weight_bytes || held == 0) break;
+      if (s.staged_bytes == 0) continue;
+      held -= s.staged_bytes;
+      deps.push_back(s.last_cmd);
+    }
+    return deps;
   }
 
   void emit_pe_layer(const Layer& l, LayerPlan& plan, int layer_id, const RowTiling& tiling,
@@ -308,6 +338,8 @@ class Mapper {
     const double touched_h = std::min<double>(in.h, static_cast<double>(out.h) * std::min<int64_t>(r, l.stride[0]));
     const double touched_w = std::min<double>(in.w, static_cast<double>(out.w) * std::min<int64_t>(s, l.stride[1]));
     const double read_fraction = (touched_h * touched_w) / std::max<double>(1.0, static_cast<double>(in.h * in.w));
+    bool staged = false;
+    const std::vector<int> first_deps = prefetch_deps(std::min(plan.weight_bytes, k_chunk * bytes_per_k), staged);
     std::vector<int> pe_of_chunk;
     for (int64_t kc = 0; kc < k_chunks; ++kc) {
       const int64_t k0 = kc * k_chunk, kn = std::min(k_chunk, k_total - k0);
@@ -316,9 +348,8 @@ class Mapper {
       wl.layer = layer_id;
       wl.label = l.name + " weights k" + std::to_string(k0) + "+" + std::to_string(kn);
       wl.dma = {models::DmaKind::LoadWeights, kn * bytes_per_k, kn};
-      if (kc == 0) wl.deps.push_back(prefetch_slot_dep());
+      if (kc <= 1) wl.deps = first_deps;
       if (kc >= 2) wl.deps.push_back(pe_of_chunk[kc - 2]);  // double-buffered chunks
-      if (kc == 1 && k_chunks > 1) wl.deps.push_back(prefetch_slot_dep());
       const int wid = add(std::move(wl));
       int prev_pe = -1;
       for (int64_t t = 0; t < tiling.tiles; ++t) {
@@ -371,6 +402,7 @@ class Mapper {
       }
       pe_of_chunk.push_back(prev_pe);
     }
+    m_pending_weight = {last, staged ? std::min(plan.weight_bytes, k_chunk * bytes_per_k) : 0};
   }
 
   void emit_vp_layer(const Layer& l, LayerPlan& plan, int layer_id, const RowTiling& tiling,
@@ -380,19 +412,24 @@ class Mapper {
     const int64_t total_rows = out.n * out.h;
     // Stage work for the whole layer, from module_list (or the op's default stages).
     std::vector<models::VpStageWork> whole;
+    int64_t elem_bytes = 1;
+    for (auto t : l.input_dtypes) elem_bytes = std::max<int64_t>(elem_bytes, ir::dtype_bytes(t));
+    for (auto t : l.output_dtypes) elem_bytes = std::max<int64_t>(elem_bytes, ir::dtype_bytes(t));
+    // Constant operands (avg pool's scalar) are not streamed.
+    if (l.op == ir::OpKind::AvgPool2d && !l.input_dtypes.empty()) elem_bytes = std::max<int64_t>(1, ir::dtype_bytes(l.input_dtypes[0]));
     if (!l.modules.empty()) {
       for (const auto& m : l.modules) {
         const Shape& s = !m.input_shapes.empty() ? m.input_shapes[0]
                          : !l.input_shapes.empty() ? l.input_shapes[0] : Shape{1};
         const Nchw d = nchw(s);
-        whole.push_back({m.kind, d.c, d.n * d.h * d.w});
+        whole.push_back({m.kind, d.c, d.n * d.h * d.w, elem_bytes});
       }
     } else if (l.op != ir::OpKind::Reshape) {
       for (const auto& k : default_stages(l.op)) {
         const Shape& s = (k == "post_cal" && !l.output_shapes.empty()) ? l.output_shapes[0]
                          : l.input_shapes.empty() ? Shape{1} : l.input_shapes[0];
         const Nchw d = nchw(s);
-        whole.push_back({k, d.c, d.n * d.h * d.w});
+        whole.push_back({k, d.c, d.n * d.h * d.w, elem_bytes});
       }
     }
     int prev = -1;
@@ -417,7 +454,7 @@ class Mapper {
       vp.layer = layer_id;
       vp.label = l.name + " rows " + std::to_string(row0) + "+" + std::to_string(rows);
       for (const auto& w : whole)
-        vp.vp.stages.push_back({w.kind, w.channels, std::max<int64_t>(1, static_cast<int64_t>(std::ceil(w.pixels * frac)))});
+        vp.vp.stages.push_back({w.kind, w.channels, std::max<int64_t>(1, static_cast<int64_t>(std::ceil(w.pixels * frac))), w.elem_bytes});
       vp.vp.l2_bytes = static_cast<int64_t>(std::ceil((plan.in_bytes + plan.out_bytes) * frac));
       vp.deps = deps;
       prev = add(std::move(vp));
@@ -460,6 +497,12 @@ class Mapper {
   std::map<std::string, int> m_consumers;
   std::map<std::string, TensorState> m_tensors;
   std::vector<int> m_npu_layer_last;  // last command of each NPU layer, in order
+  struct WeightLayer {
+    int last_cmd = -1;         // the layer's last command: its weights are free after it
+    int64_t staged_bytes = 0;  // bytes it holds in the L2 weight share (0: straight to WL0)
+  };
+  std::vector<WeightLayer> m_weight_layers;  // layers with weights, in order
+  WeightLayer m_pending_weight;
 };
 
 }  // namespace

@@ -14,6 +14,8 @@ struct MapperParams {
   int64_t l2_act_bytes = 0;     // the rest: activations
   int64_t weight_buffer_bytes = 0;
   int weight_prefetch_layers = 2;
+  int staged_prefetch_layers = 3;
+  bool serialize_layers = false;
   bool keep_activations_on_chip = true;
   double host_cycles_per_byte = 0;
   int64_t host_op_cycles = 0;

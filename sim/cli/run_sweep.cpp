@@ -1,0 +1,117 @@
+// `sim sweep`, `sim sweep merge`, `sim sweep report` (docs/sweeps.md). The options live here
+// rather than in main.cpp so the subcommand is one self-contained unit; the sweep itself is
+// sim/sweep (SystemC-free), and this file gives it the one thing it lacks: the simulation,
+// which runs in a forked worker per point.
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "sim/cli/commands.h"
+#include "sim/engine/npu_engine.h"
+#include "sim/ir/error.h"
+#include "sim/mapping/mapper.h"
+#include "sim/report/report.h"
+#include "sim/sweep/sweep_report.h"
+#include "sim/sweep/sweep_run.h"
+
+namespace npusim::cli {
+
+namespace {
+
+struct SweepCliOptions {
+  std::string file;
+  std::vector<std::string> irs, zoos, sets, constraints;
+  std::string hw = "configs/npu.yaml";
+  std::string out, shard = "0/1";
+  int jobs = 0;
+  bool resume = false, quiet = false;
+  double timeout_s = 0;
+  // merge
+  std::vector<std::string> merge_dirs;
+  std::string merge_out;
+  // report
+  std::string report_dir;
+  sweep::ReportOptions report;
+};
+
+report::RunReport simulate(const ir::Graph& g, const config::HwConfig& cfg) {
+  const mapping::Program prog = mapping::map_graph(g, cfg);
+  const engine::SimResult sim = engine::simulate_npu(prog, cfg);  // once per (worker) process
+  return report::build_report(g.name, prog, sim.timings, cfg);
+}
+
+int run_sweep(const SweepCliOptions& o) {
+  const bool from_flags = !o.irs.empty() || !o.zoos.empty() || !o.sets.empty();
+  if (!o.file.empty() && from_flags)
+    throw InputError("sweep", o.file, "give a sweep file or --ir/--zoo/--set, not both");
+  std::unique_ptr<sweep::SweepSpec> spec;
+  if (!o.file.empty()) {
+    spec = std::make_unique<sweep::SweepSpec>(sweep::load_sweep_file(o.file));
+  } else if (from_flags) {
+    spec = std::make_unique<sweep::SweepSpec>(sweep::sweep_from_flags(o.irs, o.zoos, o.hw, o.sets, o.constraints));
+  } else if (!o.resume) {
+    throw InputError("sweep", "", "nothing to sweep: give a sweep file, or --ir and --set key=v1,v2 (see --help)");
+  }
+  sweep::SweepRunOptions r;
+  r.out_dir = o.out;
+  if (r.out_dir.empty()) {
+    if (!spec) throw InputError("sweep", "--resume", "name the directory to resume with --out");
+    r.out_dir = o.file.empty() ? "sweep_out" : "sweep_" + std::filesystem::path(o.file).stem().string();
+  }
+  r.jobs = o.jobs;
+  r.shard = sweep::Shard::parse(o.shard);
+  r.resume = o.resume;
+  r.quiet = o.quiet;
+  r.tty = ::isatty(STDERR_FILENO) != 0;
+  r.timeout_s = o.timeout_s;
+  return sweep::run_sweep(spec.get(), r, simulate, std::cerr);
+}
+
+}  // namespace
+
+std::function<int()> add_sweep_command(CLI::App& app) {
+  auto o = std::make_shared<SweepCliOptions>();
+  auto* cmd = app.add_subcommand("sweep", "run a design-space sweep: every point in a forked worker (docs/sweeps.md)");
+  cmd->add_option("file", o->file, "sweep file (YAML): workloads, hw, axes, constraints");
+  cmd->add_option("--ir", o->irs, "workload: Frontend IR file (repeatable; with --set)");
+  cmd->add_option("--zoo", o->zoos, "workload: zoo network model[:batch[:dtype]], e.g. resnet50:1 (repeatable)");
+  cmd->add_option("--hw", o->hw, "base hardware description (with --set)")->capture_default_str();
+  cmd->add_option("--set", o->sets, "axis: key=v1,v2,... or key=start:stop:step or key=start:stop:x2 (repeatable)");
+  cmd->add_option("--constraint", o->constraints, "keep only points where this holds, e.g. 'npu.pe_array.rows <= 64'");
+  cmd->add_option("-o,--out", o->out, "output directory (default sweep_<file stem>, or sweep_out)");
+  cmd->add_option("-j,--jobs", o->jobs, "worker processes (default: number of cores)");
+  cmd->add_option("--shard", o->shard, "run only slice i of N (0-based): i/N")->capture_default_str();
+  cmd->add_flag("--resume", o->resume, "continue the sweep in --out after a kill: run only the missing points");
+  cmd->add_option("--timeout", o->timeout_s, "seconds per point before it is killed and recorded failed (0: none)");
+  cmd->add_flag("-q,--quiet", o->quiet, "no progress output");
+
+  auto* merge = cmd->add_subcommand("merge", "join the output directories of shards, checking no point is missing or duplicated");
+  merge->add_option("dirs", o->merge_dirs, "shard output directories")->required();
+  merge->add_option("-o,--out", o->merge_out, "merged output directory")->required();
+
+  auto* rep = cmd->add_subcommand("report", "best points per objective and the Pareto front of a sweep");
+  rep->add_option("dir", o->report_dir, "sweep output directory")->required();
+  rep->add_option("--best", o->report.best, "objective to rank by: expression over result columns, max: to maximise (repeatable)");
+  rep->add_option("--pareto", o->report.pareto, "Pareto objective (repeatable; default cycles, pe_count, l2_bytes)");
+  rep->add_option("--top", o->report.top, "points shown per objective")->capture_default_str();
+
+  return [o, cmd, merge, rep]() -> int {
+    if (!cmd->parsed()) return -1;
+    if (merge->parsed()) {
+      const int rc = sweep::merge_sweeps(o->merge_dirs, o->merge_out, std::cerr);
+      return rc == 0 ? kOk : kCheckFailed;
+    }
+    if (rep->parsed()) {
+      std::vector<std::string> keys;
+      const auto rows = sweep::load_rows(o->report_dir, &keys);
+      std::cout << sweep::sweep_report(rows, keys, o->report);
+      return kOk;
+    }
+    return run_sweep(*o) == 0 ? kOk : kCheckFailed;
+  };
+}
+
+}  // namespace npusim::cli

@@ -1,0 +1,65 @@
+// Result rows of a sweep and the files that hold them (docs/sweeps.md#results):
+//  journal.jsonl  every finished (point, workload), appended and fsync'd at once, finish order,
+//                 with its wall time: the file that survives a kill
+//  results.jsonl  the same rows sorted by (point, workload), without wall time (+ per-layer cycles)
+//  results.csv    the same without per-layer cycles
+//  timing.csv     point, workload, status, wall_s (not deterministic, kept apart)
+// results.* are byte-identical for the same sweep, however it was run, resumed or sharded.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "sim/config/hw_config.h"
+#include "sim/report/report.h"
+#include "sim/sweep/points.h"
+
+namespace npusim::sweep {
+
+using Row = nlohmann::ordered_json;
+
+// Metric columns, in file order (see metrics_of).
+const std::vector<std::string>& metric_columns();
+
+// Metrics of one simulation (computed in the worker): cycles (NPU), host_cycles, time_ms at the
+// configured clock, pe_count, l2_bytes, pe_utilization, DRAM bytes, bound (the bound with the
+// most cycles over all layers), energy_uj (null when the config has no energy figures), and
+// "layers": [{name, op, cycles, bound}].
+Row metrics_of(const report::RunReport& r, const config::HwConfig& cfg);
+
+// point, workload, status ("ok"/"failed"), axis values, metrics (null when failed), error.
+Row make_row(const Point& p, const std::string& workload, const std::vector<std::string>& keys,
+             const Row* metrics, const std::string& error);
+
+// CSV header and line of a row (no layers); values quoted when needed.
+std::string csv_header(const std::vector<std::string>& keys);
+std::string csv_line(const Row& row, const std::vector<std::string>& keys);
+
+// Append-only journal. read() returns the complete lines; a torn last line (a kill during the
+// write) is ignored, and with repair=true cut off the file so appends continue cleanly. A bad
+// line before the last is an InputError.
+class Journal {
+ public:
+  static std::vector<Row> read(const std::string& path, bool repair);
+  explicit Journal(const std::string& path);
+  ~Journal();
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+  void append(const Row& entry);  // one write() of one line, then fsync
+
+ private:
+  int m_fd = -1;
+  std::string m_path;
+};
+
+// Sorts entries by (point, position of their workload in workloads) and writes results.csv,
+// results.jsonl and timing.csv into dir, each through a temporary file and rename.
+void write_results(const std::string& dir, std::vector<Row> entries, const std::vector<std::string>& keys,
+                   const std::vector<std::string>& workloads);
+
+// Small file helpers shared by the sweep driver and merge.
+void write_file_atomic(const std::string& path, const std::string& text);
+std::string read_file(const std::string& path);  // InputError when unreadable
+
+}  // namespace npusim::sweep

@@ -1,0 +1,136 @@
+#include "sim/sweep/sweep_dir.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include "sim/ir/error.h"
+#include "sim/sweep/results.h"
+#include "sim/sweep/sweep_run.h"
+
+namespace npusim::sweep {
+
+namespace fs = std::filesystem;
+
+namespace {
+constexpr const char* kFormat = "npusim-sweep/1";
+}
+
+Manifest make_manifest(const SweepSpec& spec, const std::string& fp, const Shard& shard, const Expansion& ex) {
+  Manifest m;
+  m.fingerprint = fp;
+  m.shard = shard;
+  m.points = static_cast<int>(ex.points.size());
+  for (const auto& w : spec.workloads) m.workloads.push_back(w.name);
+  m.axis_keys = spec.axis_keys();
+  m.spec = spec;
+  return m;
+}
+
+void write_manifest(const std::string& dir, const Manifest& m) {
+  Row j;
+  j["format"] = kFormat;
+  j["fingerprint"] = m.fingerprint;
+  j["shard"] = m.shard.text();
+  j["points"] = m.points;
+  j["workloads"] = m.workloads;
+  j["axis_keys"] = m.axis_keys;
+  j["spec"] = spec_to_json(m.spec);
+  write_file_atomic(dir + "/manifest.json", j.dump(2) + "\n");
+}
+
+Manifest read_manifest(const std::string& dir) {
+  const std::string path = dir + "/manifest.json";
+  if (!fs::exists(path)) throw InputError(dir, "", "not a sweep output directory (no manifest.json)");
+  Manifest m;
+  try {
+    const Row j = Row::parse(read_file(path));
+    if (j.value("format", "") != kFormat) throw InputError(path, "format", "not an npusim sweep manifest");
+    m.fingerprint = j.at("fingerprint").get<std::string>();
+    m.shard = Shard::parse(j.at("shard").get<std::string>());
+    m.points = j.at("points").get<int>();
+    m.workloads = j.at("workloads").get<std::vector<std::string>>();
+    m.axis_keys = j.at("axis_keys").get<std::vector<std::string>>();
+    m.spec = spec_from_json(j.at("spec"), path);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path, "", std::string("damaged manifest: ") + e.what());
+  }
+  return m;
+}
+
+int merge_sweeps(const std::vector<std::string>& dirs, const std::string& out_dir, std::ostream& log) {
+  if (dirs.empty()) throw InputError("merge", "", "name the shard directories to merge");
+  const Manifest first = read_manifest(dirs.front());
+  std::map<std::pair<int, std::string>, std::string> seen;  // job -> directory
+  std::vector<Row> rows;
+  std::vector<std::string> problems;
+  for (const auto& d : dirs) {
+    const Manifest m = read_manifest(d);
+    if (m.fingerprint != first.fingerprint)
+      throw InputError(d, "", "holds a different sweep than " + dirs.front() + " (fingerprints differ)");
+    for (auto& r : Journal::read(d + "/journal.jsonl", false)) {
+      const int p = r.at("point").get<int>();
+      const std::string w = r.at("workload").get<std::string>();
+      if (p < 0 || p >= first.points || std::find(first.workloads.begin(), first.workloads.end(), w) == first.workloads.end())
+        throw InputError(d + "/journal.jsonl", "point " + std::to_string(p), "not a point of this sweep");
+      auto [it, fresh] = seen.emplace(std::make_pair(p, w), d);
+      if (!fresh) {
+        problems.push_back("point " + std::to_string(p) + " " + w + " is in both " + it->second + " and " + d);
+        continue;
+      }
+      rows.push_back(std::move(r));
+    }
+  }
+  for (int p = 0; p < first.points; ++p)
+    for (const auto& w : first.workloads)
+      if (!seen.count({p, w})) problems.push_back("point " + std::to_string(p) + " " + w + " is missing");
+  if (!problems.empty()) {
+    log << "merge: " << problems.size() << " problem(s); nothing written:\n";
+    for (size_t i = 0; i < problems.size() && i < 20; ++i) log << "  " << problems[i] << "\n";
+    if (problems.size() > 20) log << "  ... and " << problems.size() - 20 << " more\n";
+    return 1;
+  }
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) throw InputError(out_dir, "", "cannot create the output directory: " + ec.message());
+  if (fs::exists(out_dir + "/manifest.json")) throw InputError(out_dir, "", "already holds a sweep: choose another output");
+  Manifest merged = first;
+  merged.shard = Shard{};
+  write_manifest(out_dir, merged);
+  write_results(out_dir, rows, first.axis_keys, first.workloads);
+  // The journal of the merged directory, in point order, keeps the wall times (for report).
+  std::string journal;
+  auto sorted = rows;
+  auto rank = [&](const Row& r) {
+    return std::make_pair(r.at("point").get<int>(),
+                          std::find(first.workloads.begin(), first.workloads.end(), r.at("workload").get<std::string>()) -
+                              first.workloads.begin());
+  };
+  std::sort(sorted.begin(), sorted.end(), [&](const Row& a, const Row& b) { return rank(a) < rank(b); });
+  for (const auto& r : sorted) journal += r.dump() + "\n";
+  write_file_atomic(out_dir + "/journal.jsonl", journal);
+  size_t failed = 0;
+  for (const auto& r : rows) failed += r.at("status") != "ok";
+  log << "merge: " << dirs.size() << " director" << (dirs.size() == 1 ? "y" : "ies") << ", " << first.points
+      << " points x " << first.workloads.size() << " workload(s), " << failed << " failed; results in " << out_dir
+      << "/results.csv\n";
+  return 0;
+}
+
+std::vector<Row> load_rows(const std::string& dir, std::vector<std::string>* axis_keys) {
+  // The journal, not results.jsonl: it is current even while a sweep runs or after a kill.
+  const Manifest m = read_manifest(dir);
+  if (axis_keys) *axis_keys = m.axis_keys;
+  std::vector<Row> rows = Journal::read(dir + "/journal.jsonl", false);
+  auto rank = [&](const Row& r) {
+    return std::make_pair(r.at("point").get<int>(),
+                          std::find(m.workloads.begin(), m.workloads.end(), r.at("workload").get<std::string>()) -
+                              m.workloads.begin());
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) { return rank(a) < rank(b); });
+  for (auto& r : rows) r.erase("wall_s");
+  return rows;
+}
+
+}  // namespace npusim::sweep

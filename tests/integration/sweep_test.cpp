@@ -1,0 +1,174 @@
+// `sim sweep` as a process: a sweep killed with SIGKILL and resumed gives the same bytes as an
+// uninterrupted one, shards merge to the unsharded results, a failing point gives exit 1, a
+// bad sweep file exit 2, and the report prints a Pareto front.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/integration/test_util.h"
+
+using namespace npusim::test;
+
+namespace {
+// ResNet-18 b1 on 4 zipped array sizes x 4 L2 sizes x 4 DRAM bandwidths = 64 points.
+std::string write_sweep(const std::string& dir, const std::string& extra = "") {
+  const std::string path = dir + "/s.yaml";
+  std::ofstream(path) << "workloads:\n  - zoo: resnet18\n    batch: 1\nhw: " << source_dir() << "/configs/npu.yaml\n"
+                      << "axes:\n  - zip:\n      npu.pe_array.rows: 8:64:x2\n      npu.pe_array.cols: 8:64:x2\n"
+                      << "  - npu.l2.size_kib: 1024:8192:x2\n  - memory.dram.bandwidth_gbps: [8, 16, 32, 64]\n"
+                      << extra;
+  return path;
+}
+
+size_t line_count(const std::string& path) {
+  const std::string t = read_text(path);
+  return static_cast<size_t>(std::count(t.begin(), t.end(), '\n'));
+}
+
+off_t file_size(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 ? st.st_size : 0;
+}
+
+// The uninterrupted reference run, shared by the tests below.
+const std::string& reference_dir() {
+  static const std::string dir = [] {
+    const std::string d = scratch_dir("sweep_ref");
+    std::system(("rm -rf '" + d + "/out'").c_str());
+    const auto r = run_sim("sweep '" + write_sweep(d) + "' -o '" + d + "/out' -j 2");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return d + "/out";
+  }();
+  return dir;
+}
+}  // namespace
+
+TEST(SweepCli, RunWritesOneRowPerPointWithPerLayerCycles) {
+  const std::string out = reference_dir();
+  EXPECT_EQ(line_count(out + "/results.csv"), 65u);  // header + 64
+  std::istringstream in(read_text(out + "/results.jsonl"));
+  std::string line;
+  int expect_id = 0;
+  while (std::getline(in, line)) {
+    const auto row = nlohmann::json::parse(line);
+    EXPECT_EQ(row["point"], expect_id++);  // ordered by point id
+    EXPECT_EQ(row["status"], "ok") << line.substr(0, 300);
+    EXPECT_EQ(row["npu.pe_array.rows"], row["npu.pe_array.cols"]);  // zipped
+    EXPECT_GT(row["cycles"].get<int64_t>(), 0);
+    int64_t sum = 0;
+    for (const auto& l : row["layers"]) sum += l["cycles"].get<int64_t>();
+    EXPECT_EQ(sum, row["cycles"].get<int64_t>() + row["host_cycles"].get<int64_t>());
+  }
+  EXPECT_EQ(expect_id, 64);
+}
+
+TEST(SweepCli, KilledSweepResumesWithoutLosingOrRepeatingAPoint) {
+  const std::string d = scratch_dir("sweep_kill");
+  std::system(("rm -rf '" + d + "/out'").c_str());
+  const std::string sweep = write_sweep(d), out = d + "/out", journal = out + "/journal.jsonl";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1), ::dup2(null, 2);
+    const std::string bin = sim_binary();
+    ::execl(bin.c_str(), bin.c_str(), "sweep", sweep.c_str(), "-o", out.c_str(), "-j", "1", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Wait (bounded) until a few points are journalled, then kill -9 mid-sweep. The journal
+  // grows by one line of ~2 KB per point: 4 KB means two or more points are done.
+  bool started = false;
+  for (int i = 0; i < 200000 && !started; ++i) {
+    started = file_size(journal) > 4096;
+    if (!started) {
+      const timespec tick{0, 100000};  // poll every 0.1 ms
+      ::nanosleep(&tick, nullptr);
+    }
+  }
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(started) << "the sweep never wrote its journal";
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the sweep finished before it was killed";
+  const size_t before = line_count(journal);
+  EXPECT_LT(before, 64u);
+  EXPECT_FALSE(std::ifstream(out + "/results.csv").good());  // results are written at the end
+
+  auto r = run_sim("sweep '" + sweep + "' -o '" + out + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;  // without --resume the directory is not reused
+  EXPECT_NE(r.output.find("--resume"), std::string::npos) << r.output;
+  r = run_sim("sweep '" + sweep + "' -o '" + out + "' --resume -j 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("already done"), std::string::npos) << r.output;
+
+  // Complete and duplicate-free: 64 journal lines, each point once.
+  std::istringstream in(read_text(journal));
+  std::set<int> points;
+  std::string line;
+  size_t n = 0;
+  while (std::getline(in, line)) points.insert(nlohmann::json::parse(line)["point"].get<int>()), ++n;
+  EXPECT_EQ(n, 64u);
+  EXPECT_EQ(points.size(), 64u);
+  // Byte-identical to the uninterrupted run (which used another worker count).
+  EXPECT_EQ(read_text(out + "/results.csv"), read_text(reference_dir() + "/results.csv"));
+  EXPECT_EQ(read_text(out + "/results.jsonl"), read_text(reference_dir() + "/results.jsonl"));
+}
+
+TEST(SweepCli, ShardsMergeToTheUnshardedRun) {
+  const std::string d = scratch_dir("sweep_shards");
+  std::system(("rm -rf '" + d + "/s0' '" + d + "/s1' '" + d + "/merged' '" + d + "/partial'").c_str());
+  const std::string sweep = write_sweep(d);
+  for (int i = 0; i < 2; ++i) {
+    const auto r = run_sim("sweep '" + sweep + "' --shard " + std::to_string(i) + "/2 -o '" + d + "/s" + std::to_string(i) + "' -q");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(line_count(d + "/s" + std::to_string(i) + "/results.csv"), 33u);  // header + 32
+  }
+  auto r = run_sim("sweep merge '" + d + "/s0' -o '" + d + "/partial'");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("is missing"), std::string::npos) << r.output;
+  r = run_sim("sweep merge '" + d + "/s0' '" + d + "/s1' -o '" + d + "/merged'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(read_text(d + "/merged/results.csv"), read_text(reference_dir() + "/results.csv"));
+  EXPECT_EQ(read_text(d + "/merged/results.jsonl"), read_text(reference_dir() + "/results.jsonl"));
+}
+
+TEST(SweepCli, FailingPointGivesExitOneAndTheOthersStillRun) {
+  const std::string d = scratch_dir("sweep_fail");
+  std::system(("rm -rf '" + d + "/out'").c_str());
+  // weight_share 1.0 breaks a cross-field rule (must be below 1): those points fail in their worker.
+  const auto r = run_sim("sweep --zoo resnet18:1 --hw '" + source_dir() + "/configs/npu.yaml' --set npu.l2.weight_share=0.25,1.0 "
+                         "--set npu.pe_array.rows=16,32 -o '" + d + "/out'");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const std::string csv = read_text(d + "/out/results.csv");
+  EXPECT_EQ(line_count(d + "/out/results.csv"), 5u);
+  EXPECT_NE(csv.find("\n0,zoo:resnet18:b1,ok,0.25,16,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n2,zoo:resnet18:b1,failed,1.0,16,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("must be below 1"), std::string::npos) << csv;
+}
+
+TEST(SweepCli, BadSweepFileIsExitTwoNamingFileAndLine) {
+  const std::string d = scratch_dir("sweep_bad");
+  const auto r = run_sim("sweep '" + write_sweep(d, "constraints:\n  - npu.pe_array.rowz <= 64\n") + "' -o '" + d + "/out'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("s.yaml: constraints (line 12)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("did you mean 'npu.pe_array.rows'"), std::string::npos) << r.output;
+}
+
+TEST(SweepCli, ReportPrintsBestPointsAndTheParetoFront) {
+  const auto r = run_sim("sweep report '" + reference_dir() + "' --top 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("64 rows, 64 ok, 0 failed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("best by time_ms (min)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Pareto front (min cycles, min pe_count, min l2_bytes)"), std::string::npos) << r.output;
+  EXPECT_EQ(run_sim("sweep report '" + reference_dir() + "' --pareto nonsense").exit_code, 2);
+}
