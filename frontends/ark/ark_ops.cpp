@@ -49,7 +49,6 @@ const gpu::Buffer& parse_buffer(const json::Cursor& c, BufferTable& bufs) {
   b.pointer = c.pointer();
   auto it = bufs.buffers.find(b.id);
   if (it == bufs.buffers.end()) {
-    bufs.first_seen.emplace(b.id, c);
     return bufs.buffers.emplace(b.id, b).first->second;
   }
   const gpu::Buffer& old = it->second;

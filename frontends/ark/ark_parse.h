@@ -15,7 +15,6 @@ struct BufferTable {
   int own_rank = 0;
   int world_size = 1;
   std::map<int64_t, gpu::Buffer> buffers;
-  std::map<int64_t, json::Cursor> first_seen;
 
   std::vector<gpu::Buffer> sorted() const;
 };

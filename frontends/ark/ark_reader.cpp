@@ -190,7 +190,7 @@ gpu::Model parse_ark_model(const json::Json& doc, const std::string& source) {
   m.source = source;
   m.world_size = read_world_size(root);
   m.rank = static_cast<int>(root.at("Rank").as_int_in(0, m.world_size - 1));
-  BufferTable bufs{m.rank, m.world_size, {}, {}};
+  BufferTable bufs{m.rank, m.world_size, {}};
   json::Cursor nodes = root.at("Nodes");
   std::map<int64_t, std::string> seen;
   for (const json::Cursor& nc : nodes.elements()) {
@@ -231,7 +231,7 @@ gpu::Program parse_ark_plan(const json::Json& doc, const std::string& source) {
   p.architecture = root.optional_string("Architecture").value_or("");
   p.num_processors = static_cast<int>(root.at("NumProcessors").as_int_in(1, 1 << 20));
   p.num_warps_per_processor = static_cast<int>(root.at("NumWarpsPerProcessor").as_int_in(1, 1024));
-  BufferTable bufs{p.rank, p.world_size, {}, {}};
+  BufferTable bufs{p.rank, p.world_size, {}};
   std::map<int64_t, std::string> seen;
   for (const json::Cursor& tc : root.at("TaskInfos").elements()) {
     p.task_infos.push_back(parse_task_info(tc, p, bufs));

@@ -27,7 +27,7 @@ struct SweepCliOptions {
   std::string hw = "configs/npu.yaml";
   std::string out, shard = "0/1";
   int jobs = 0;
-  bool resume = false, quiet = false;
+  bool resume = false, retry_failed = false, quiet = false;
   double timeout_s = 0;
   // merge
   std::vector<std::string> merge_dirs;
@@ -63,7 +63,8 @@ int run_sweep(const SweepCliOptions& o) {
   }
   r.jobs = o.jobs;
   r.shard = sweep::Shard::parse(o.shard);
-  r.resume = o.resume;
+  r.resume = o.resume || o.retry_failed;
+  r.retry_failed = o.retry_failed;
   r.quiet = o.quiet;
   r.tty = ::isatty(STDERR_FILENO) != 0;
   r.timeout_s = o.timeout_s;
@@ -85,6 +86,7 @@ std::function<int()> add_sweep_command(CLI::App& app) {
   cmd->add_option("-j,--jobs", o->jobs, "worker processes (default: number of cores)");
   cmd->add_option("--shard", o->shard, "run only slice i of N (0-based): i/N")->capture_default_str();
   cmd->add_flag("--resume", o->resume, "continue the sweep in --out after a kill: run only the missing points");
+  cmd->add_flag("--retry-failed", o->retry_failed, "with --resume: run the points that failed again");
   cmd->add_option("--timeout", o->timeout_s, "seconds per point before it is killed and recorded failed (0: none)");
   cmd->add_flag("-q,--quiet", o->quiet, "no progress output");
 

@@ -92,8 +92,148 @@ class Mapper {
 
   Program run() {
     count_consumers();
-    for (size_t i = 0; i < m_graph.layers.size(); ++i) map_layer(m_graph.layers[i]);
+    const auto segments = plan_segments();
+    size_t i = 0;
+    for (const auto& seg : segments) {
+      for (; i < seg.first; ++i) map_layer(m_graph.layers[i], Instance{});
+      map_segment(seg);
+      i = seg.first + seg.count;
+    }
+    for (; i < m_graph.layers.size(); ++i) map_layer(m_graph.layers[i], Instance{});
     return std::move(m_prog);
+  }
+
+  // ---- Batch groups (docs/mapping.md#batch-groups) ----
+  // A run of layers whose whole-batch activations do not fit the L2 activation share runs
+  // depth-first on groups of images: every layer of the run for images [0, nb), then again for
+  // [nb, 2nb)... Intermediates of one group stay on chip; weights load once, for the first group.
+  struct Segment {
+    size_t first = 0, count = 0;
+    int64_t group = 1;  // images per group
+  };
+
+  // Activation bytes live while each layer runs, if everything stayed on chip (whole batch).
+  std::vector<int64_t> whole_batch_live_bytes() const {
+    const size_t n = m_graph.layers.size();
+    std::map<std::string, size_t> last_use;
+    for (size_t i = 0; i < n; ++i)
+      for (const auto& p : m_graph.layers[i].previous) last_use[p] = i;
+    std::vector<int64_t> out(n, 0), live(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      const Layer& l = m_graph.layers[i];
+      if (!l.output_shapes.empty())
+        out[i] = bytes_of(l.output_shapes[0], l.output_dtypes.empty() ? ir::DType::Int8 : l.output_dtypes[0]);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      int64_t b = out[i];
+      for (size_t j = 0; j < i; ++j) {
+        auto it = last_use.find(m_graph.layers[j].name);
+        if (it != last_use.end() && it->second >= i) b += out[j];
+      }
+      live[i] = b;
+    }
+    return live;
+  }
+
+  std::vector<Segment> plan_segments() const {
+    std::vector<Segment> segs;
+    const int64_t batch = m_graph.batch();
+    if (batch <= 1 || !m_p.keep_activations_on_chip) return segs;
+    const auto live = whole_batch_live_bytes();
+    const int64_t weight_store = m_p.weight_buffer_bytes + m_p.l2_weight_bytes;
+    Segment cur;
+    int64_t cur_weights = 0;
+    auto close = [&] {
+      if (cur.count > 0 && cur.group < batch) segs.push_back(cur);
+      cur = Segment{};
+      cur_weights = 0;
+    };
+    // Consecutive NPU layers form runs while their weights fit the weight storage together (they
+    // stay resident while every group passes); a run's group is set by its tightest layer.
+    for (size_t i = 0; i < m_graph.layers.size(); ++i) {
+      const Layer& l = m_graph.layers[i];
+      if (l.device != ir::Device::Npu) {
+        close();
+        continue;
+      }
+      if (cur_weights + l.weight_bytes() > weight_store) close();
+      const int64_t per_image = ceil_div(live[i], batch);
+      const int64_t nb = std::max<int64_t>(1, m_p.l2_act_bytes / std::max<int64_t>(1, per_image));
+      if (cur.count == 0) cur = Segment{i, 0, batch};
+      cur.count++;
+      cur.group = std::min(cur.group, nb);
+      cur_weights += l.weight_bytes();
+    }
+    close();
+    return segs;
+  }
+
+  static Shape with_batch(Shape s, int64_t batch, int64_t nb) {
+    if (!s.empty() && s[0] == batch) s[0] = nb;
+    return s;
+  }
+
+  void map_segment(const Segment& seg) {
+    const int64_t batch = m_graph.batch();
+    std::set<std::string> inside;
+    for (size_t i = seg.first; i < seg.first + seg.count; ++i) inside.insert(m_graph.layers[i].name);
+    auto group_name = [](const std::string& n, int64_t g) { return n + "#g" + std::to_string(g); };
+    std::map<std::string, int> plan_slot;
+    const int64_t groups = ceil_div(batch, seg.group);
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t nb = std::min(seg.group, batch - g * seg.group);
+      for (size_t i = seg.first; i < seg.first + seg.count; ++i) {
+        Layer l = m_graph.layers[i];
+        const std::string orig = l.name;
+        const bool weights = ir::runs_on_pe_array(l.op);
+        for (size_t j = 0; j < l.input_shapes.size(); ++j)
+          if (!(weights && j == 1)) l.input_shapes[j] = with_batch(l.input_shapes[j], batch, nb);
+        for (auto& s : l.output_shapes) s = with_batch(s, batch, nb);
+        for (auto& m : l.modules) {
+          for (auto& s : m.input_shapes) s = with_batch(s, batch, nb);
+          for (auto& s : m.output_shapes) s = with_batch(s, batch, nb);
+        }
+        for (auto& p : l.previous)
+          if (inside.count(p)) p = group_name(p, g);
+        bool outside_consumer = false;
+        int inside_consumers = 0;
+        for (auto& n : l.next) {
+          if (inside.count(n)) n = group_name(n, g), inside_consumers++;
+          else outside_consumer = true;
+        }
+        l.name = group_name(orig, g);
+        m_consumers[l.name] = inside_consumers;
+        Instance inst;
+        inst.plan_slot = g == 0 ? -1 : plan_slot.at(orig);
+        inst.group = g;
+        inst.orig_name = orig;
+        inst.force_store = outside_consumer;
+        const int slot = map_layer(l, inst);
+        if (g == 0) plan_slot[orig] = slot;
+      }
+    }
+    // Outside consumers read each run output from DRAM, once every group has stored its part.
+    for (size_t i = seg.first; i < seg.first + seg.count; ++i) {
+      const Layer& l = m_graph.layers[i];
+      const TensorState& last_group = m_tensors.at(group_name(l.name, groups - 1));
+      TensorState t;
+      t.in_l2 = false;
+      t.in_dram = true;
+      t.bytes = l.output_shapes.empty() ? 0 : bytes_of(l.output_shapes[0], l.output_dtypes.empty() ? ir::DType::Int8 : l.output_dtypes[0]);
+      int outside = 0;
+      for (const auto& n : l.next)
+        if (!inside.count(n) && m_graph.find(n)) outside++;
+      t.remaining_consumers = outside;
+      t.last_cmd = last_group.last_cmd;
+      t.store_cmd = last_group.store_cmd;
+      m_tensors[l.name] = t;
+      // Inputs from before the run were consumed once per group; count them once.
+      for (const auto& p : l.previous) {
+        if (inside.count(p)) continue;
+        auto it = m_tensors.find(p);
+        if (it != m_tensors.end()) it->second.remaining_consumers = std::max(0, it->second.remaining_consumers + static_cast<int>(groups) - 1 - static_cast<int>(groups - 1));
+      }
+    }
   }
 
  private:
@@ -137,10 +277,20 @@ class Mapper {
     return r;
   }
 
-  void map_layer(const Layer& l) {
+  // One mapped instance of a layer: the whole batch, or one group of a batch-group run.
+  struct Instance {
+    int plan_slot = -1;       // LayerPlan to add to (-1: a new one)
+    int64_t group = 0;
+    std::string orig_name;    // the layer's own name (instances are renamed "<name>#g<k>")
+    bool force_store = false; // consumers outside the run read this output from DRAM
+  };
+
+  // Maps one layer (instance); returns its LayerPlan index.
+  int map_layer(const Layer& l, const Instance& inst) {
+    m_inst = inst;
     LayerPlan plan;
     plan.layer_index = l.index;
-    plan.name = l.name;
+    plan.name = inst.orig_name.empty() ? l.name : inst.orig_name;
     plan.op = ir::op_name(l.op);
     plan.on_host = l.device == ir::Device::Cpu;
     plan.macs = l.macs();
@@ -160,7 +310,7 @@ class Mapper {
       plan.in_bytes += b;
     }
     if (!l.output_shapes.empty()) plan.out_bytes = bytes_of(l.output_shapes[0], out_t);
-    const int layer_id = static_cast<int>(m_prog.layers.size());
+    const int layer_id = inst.plan_slot >= 0 ? inst.plan_slot : static_cast<int>(m_prog.layers.size());
 
     // Where do the inputs come from, and what must finish first?
     std::vector<int> input_deps;
@@ -190,9 +340,10 @@ class Mapper {
     // Consumers that need the output in DRAM: graph outputs and host layers.
     bool needs_dram_copy = false;
     for (const auto& n : l.next) {
-      const Layer* c = m_graph.find(n);
+      const Layer* c = m_graph.find(n.substr(0, n.find("#g")));  // batch-group instances: "<name>#g<k>"
       if (!c || c->device == ir::Device::Cpu) needs_dram_copy = true;
     }
+    if (inst.force_store) needs_dram_copy = true;
 
     if (plan.on_host) {
       Command c;
@@ -203,9 +354,9 @@ class Mapper {
                       static_cast<int64_t>(std::ceil((plan.in_bytes + plan.out_bytes) * m_p.host_cycles_per_byte));
       c.deps = input_deps;
       int id = add(std::move(c));
-      m_prog.layers.push_back(plan);
+      record_plan(plan, layer_id);
       finish_layer(l, id, /*in_l2=*/false, /*store=*/id, plan.out_bytes);
-      return;
+      return layer_id;
     }
 
     // Keep the output in L2 when it fits beside everything still live.
@@ -250,14 +401,38 @@ class Mapper {
       emit_pe_layer(l, plan, layer_id, *tiling, input_deps, dram_in, keep, needs_dram_copy, last, store);
     else
       emit_vp_layer(l, plan, layer_id, *tiling, input_deps, dram_in, keep, needs_dram_copy, last, store);
-    m_prog.layers.push_back(plan);
+    record_plan(plan, layer_id);
     m_npu_layer_last.push_back(last);
+    if (m_inst.group > 0 && ir::runs_on_pe_array(l.op)) {
+      // The run's weights stay resident until its last group is done.
+      for (auto& w : m_weight_layers)
+        if (w.name == m_inst.orig_name) w.last_cmd = last;
+    }
     if (m_pending_weight.last_cmd >= 0) {
       m_pending_weight.last_cmd = last;
       m_weight_layers.push_back(m_pending_weight);
       m_pending_weight = {};
     }
     finish_layer(l, last, keep, store, plan.out_bytes);
+    return layer_id;
+  }
+
+  // A new layer's plan, or one more batch group added to its layer's plan.
+  void record_plan(const LayerPlan& plan, int slot) {
+    if (slot == static_cast<int>(m_prog.layers.size())) {
+      m_prog.layers.push_back(plan);
+      m_prog.layers.back().batch_groups = 1;
+      return;
+    }
+    LayerPlan& p = m_prog.layers[slot];
+    p.macs += plan.macs;
+    p.in_bytes += plan.in_bytes;
+    p.out_bytes += plan.out_bytes;
+    p.input_from_dram = p.input_from_dram || plan.input_from_dram;
+    p.output_to_dram = p.output_to_dram || plan.output_to_dram;
+    p.row_tiles += plan.row_tiles;
+    p.l2_act_bytes = std::max(p.l2_act_bytes, plan.l2_act_bytes);
+    p.batch_groups++;
   }
 
   static int64_t ceil_rows(int64_t total, int64_t tiles) { return ceil_div(total, tiles); }
@@ -339,18 +514,26 @@ class Mapper {
     const double touched_w = std::min<double>(in.w, static_cast<double>(out.w) * std::min<int64_t>(s, l.stride[1]));
     const double read_fraction = (touched_h * touched_w) / std::max<double>(1.0, static_cast<double>(in.h * in.w));
     bool staged = false;
-    const std::vector<int> first_deps = prefetch_deps(std::min(plan.weight_bytes, k_chunk * bytes_per_k), staged);
+    const bool reuse = m_inst.group > 0 && k_chunks == 1;
+    const std::vector<int> first_deps =
+        reuse ? std::vector<int>{} : prefetch_deps(std::min(plan.weight_bytes, k_chunk * bytes_per_k), staged);
     std::vector<int> pe_of_chunk;
     for (int64_t kc = 0; kc < k_chunks; ++kc) {
       const int64_t k0 = kc * k_chunk, kn = std::min(k_chunk, k_total - k0);
-      Command wl;
-      wl.unit = Unit::Dma;
-      wl.layer = layer_id;
-      wl.label = l.name + " weights k" + std::to_string(k0) + "+" + std::to_string(kn);
-      wl.dma = {models::DmaKind::LoadWeights, kn * bytes_per_k, kn};
-      if (kc <= 1) wl.deps = first_deps;
-      if (kc >= 2) wl.deps.push_back(pe_of_chunk[kc - 2]);  // double-buffered chunks
-      const int wid = add(std::move(wl));
+      int wid;
+      if (m_inst.group > 0 && k_chunks == 1) {
+        wid = m_weight_cmd.at(m_inst.orig_name);  // resident since the run's first group
+      } else {
+        Command wl;
+        wl.unit = Unit::Dma;
+        wl.layer = layer_id;
+        wl.label = plan.name + " weights k" + std::to_string(k0) + "+" + std::to_string(kn);
+        wl.dma = {models::DmaKind::LoadWeights, kn * bytes_per_k, kn};
+        if (kc <= 1) wl.deps = first_deps;
+        if (kc >= 2) wl.deps.push_back(pe_of_chunk[kc - 2]);  // double-buffered chunks
+        wid = add(std::move(wl));
+        if (k_chunks == 1) m_weight_cmd[plan.name] = wid;
+      }
       int prev_pe = -1;
       for (int64_t t = 0; t < tiling.tiles; ++t) {
         const int64_t row0 = t * tiling.out_rows_per_tile;
@@ -402,7 +585,7 @@ class Mapper {
       }
       pe_of_chunk.push_back(prev_pe);
     }
-    m_pending_weight = {last, staged ? std::min(plan.weight_bytes, k_chunk * bytes_per_k) : 0};
+    if (!reuse) m_pending_weight = {plan.name, last, staged ? std::min(plan.weight_bytes, k_chunk * bytes_per_k) : 0};
   }
 
   void emit_vp_layer(const Layer& l, LayerPlan& plan, int layer_id, const RowTiling& tiling,
@@ -498,10 +681,13 @@ class Mapper {
   std::map<std::string, TensorState> m_tensors;
   std::vector<int> m_npu_layer_last;  // last command of each NPU layer, in order
   struct WeightLayer {
+    std::string name;
     int last_cmd = -1;         // the layer's last command: its weights are free after it
     int64_t staged_bytes = 0;  // bytes it holds in the L2 weight share (0: straight to WL0)
   };
   std::vector<WeightLayer> m_weight_layers;  // layers with weights, in order
+  Instance m_inst;                           // the instance being mapped
+  std::map<std::string, int> m_weight_cmd;   // a run's weight load, shared by its groups
   WeightLayer m_pending_weight;
 };
 

@@ -39,6 +39,7 @@ struct LayerPlan {
   bool input_from_dram = false;  // input activations loaded by DMA
   bool output_to_dram = false;   // output stored by DMA (spilled or graph output)
   int row_tiles = 1, k_chunks = 1;
+  int batch_groups = 1;          // >1: run depth-first on groups of images (docs/mapping.md)
   int64_t l2_act_bytes = 0;      // activation bytes this layer holds in L2 while it runs
   int64_t peak_macs_per_cycle = 0;
   ir::DType dtype = ir::DType::Int8;

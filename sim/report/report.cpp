@@ -45,7 +45,30 @@ RunReport build_report(const std::string& workload, const mapping::Program& prog
       first[c.layer] = std::min(first[c.layer], t.start_cycle);
     }
   }
-  int64_t prev_end = 0;
+  // NPU time is charged as a ZeBu trace is measured (frontends/zebu_trace): compute commands
+  // (PE, VP) sorted by end; each is charged from the previous compute end to its own end, and
+  // the tail after the last one (final stores) goes to the last layer. Layers interleaved by
+  // batch groups are charged correctly, and NPU layer cycles add up to the total.
+  std::vector<int64_t> charged(n, 0);
+  {
+    std::vector<std::pair<int64_t, int>> ends;  // (end, command id)
+    int64_t npu_end = 0;
+    for (const auto& c : prog.commands) {
+      if (prog.layers[c.layer].on_host) continue;
+      npu_end = std::max(npu_end, timings[c.id].end_cycle);
+      if (c.unit == Unit::PeArray || c.unit == Unit::Vector) ends.emplace_back(timings[c.id].end_cycle, c.id);
+    }
+    std::sort(ends.begin(), ends.end());
+    int64_t frontier = 0;
+    int last_layer = -1;
+    for (const auto& [end, id] : ends) {
+      charged[prog.commands[id].layer] += std::max<int64_t>(0, end - frontier);
+      frontier = std::max(frontier, end);
+      last_layer = prog.commands[id].layer;
+    }
+    if (last_layer >= 0) charged[last_layer] += std::max<int64_t>(0, npu_end - frontier);
+    r.npu_cycles = npu_end;
+  }
   for (size_t i = 0; i < n; ++i) {
     const auto& lp = prog.layers[i];
     LayerRow& row = rows[i];
@@ -56,23 +79,23 @@ RunReport build_report(const std::string& workload, const mapping::Program& prog
     row.macs = lp.macs;
     row.row_tiles = lp.row_tiles;
     row.k_chunks = lp.k_chunks;
+    row.batch_groups = lp.batch_groups;
     row.end_cycle = std::max<int64_t>(0, finish[i]);
+    row.start_cycle = first[i] == INT64_MAX ? row.end_cycle : first[i];
     if (lp.on_host) {
-      row.start_cycle = first[i] == INT64_MAX ? row.end_cycle : first[i];
       row.cycles = row.end_cycle - row.start_cycle;
       row.bound = "host";
       r.host_cycles += row.cycles;
     } else {
-      row.start_cycle = prev_end;
-      row.cycles = std::max<int64_t>(0, row.end_cycle - prev_end);
-      prev_end = std::max(prev_end, row.end_cycle);
+      row.cycles = charged[i];
       const int64_t busy = row.pe_busy_cycles + row.vp_busy_cycles;
       row.stall_cycles = std::max<int64_t>(0, row.cycles - busy);
-      const int64_t mem = std::max(row.stall_cycles, row.dma_busy_cycles > row.cycles ? row.dma_busy_cycles : row.stall_cycles);
-      if (mem > row.pe_busy_cycles && mem > row.vp_busy_cycles) row.bound = "memory";
+      if (row.stall_cycles > row.pe_busy_cycles && row.stall_cycles > row.vp_busy_cycles) row.bound = "memory";
       else row.bound = row.pe_busy_cycles >= row.vp_busy_cycles ? "compute" : "vector";
-      if (row.cycles > 0 && lp.peak_macs_per_cycle > 0)
-        row.pe_utilization = static_cast<double>(row.macs) / (static_cast<double>(row.cycles) * lp.peak_macs_per_cycle);
+      // A layer's PE work may overlap another layer's charged time; never report above 100%.
+      const int64_t span = std::max(row.cycles, row.pe_busy_cycles);
+      if (span > 0 && lp.peak_macs_per_cycle > 0)
+        row.pe_utilization = static_cast<double>(row.macs) / (static_cast<double>(span) * lp.peak_macs_per_cycle);
     }
     row.energy_uj = (row.macs * pj_mac + (row.dram_read_bytes + row.dram_write_bytes) * pj_dram +
                      (lp.in_bytes + lp.out_bytes) * pj_sram) * 1e-6;
@@ -81,7 +104,6 @@ RunReport build_report(const std::string& workload, const mapping::Program& prog
     r.dram_write_bytes += row.dram_write_bytes;
     r.energy_uj += row.energy_uj;
   }
-  r.npu_cycles = prev_end;
   for (auto& row : rows)
     if (row.device == "npu" && r.npu_cycles > 0) row.share = static_cast<double>(row.cycles) / r.npu_cycles;
   // NPU layers first, then host layers (reported separately).
@@ -166,6 +188,7 @@ nlohmann::json to_json(const RunReport& r) {
                       {"dma_busy_cycles", l.dma_busy_cycles}, {"stall_cycles", l.stall_cycles}, {"macs", l.macs},
                       {"pe_utilization", l.pe_utilization}, {"dram_read_bytes", l.dram_read_bytes},
                       {"dram_write_bytes", l.dram_write_bytes}, {"row_tiles", l.row_tiles}, {"k_chunks", l.k_chunks},
+                      {"batch_groups", l.batch_groups},
                       {"bound", l.bound}, {"energy_uj", l.energy_uj}});
   j["layers"] = layers;
   return j;
@@ -174,14 +197,14 @@ nlohmann::json to_json(const RunReport& r) {
 std::string to_csv(const RunReport& r) {
   std::ostringstream o;
   o << "layer_index,name,op,device,start_cycle,end_cycle,cycles,share,pe_busy_cycles,vp_busy_cycles,"
-       "dma_busy_cycles,stall_cycles,macs,pe_utilization,dram_read_bytes,dram_write_bytes,row_tiles,k_chunks,bound,"
+       "dma_busy_cycles,stall_cycles,macs,pe_utilization,dram_read_bytes,dram_write_bytes,row_tiles,k_chunks,batch_groups,bound,"
        "energy_uj\n";
   for (const auto& l : r.layers)
     o << l.layer_index << ',' << l.name << ',' << l.op << ',' << l.device << ',' << l.start_cycle << ','
       << l.end_cycle << ',' << l.cycles << ',' << fmt("%.6f", l.share) << ',' << l.pe_busy_cycles << ','
       << l.vp_busy_cycles << ',' << l.dma_busy_cycles << ',' << l.stall_cycles << ',' << l.macs << ','
       << fmt("%.6f", l.pe_utilization) << ',' << l.dram_read_bytes << ',' << l.dram_write_bytes << ','
-      << l.row_tiles << ',' << l.k_chunks << ',' << l.bound << ',' << fmt("%.6f", l.energy_uj) << '\n';
+      << l.row_tiles << ',' << l.k_chunks << ',' << l.batch_groups << ',' << l.bound << ',' << fmt("%.6f", l.energy_uj) << '\n';
   return o.str();
 }
 

@@ -16,13 +16,13 @@ struct LayerRow {
   int layer_index = 0;
   std::string name, op, device;
   int64_t start_cycle = 0, end_cycle = 0;
-  int64_t cycles = 0;          // end of this layer's work minus end of the previous layer's
+  int64_t cycles = 0;          // NPU time charged to this layer (compute frontier, docs/timing.md#layers)
   double share = 0;            // of the NPU total
   int64_t pe_busy_cycles = 0, vp_busy_cycles = 0, dma_busy_cycles = 0, stall_cycles = 0;
   int64_t macs = 0;
   double pe_utilization = 0;   // macs / (cycles * peak MAC/cycle)
   int64_t dram_read_bytes = 0, dram_write_bytes = 0;
-  int row_tiles = 1, k_chunks = 1;
+  int row_tiles = 1, k_chunks = 1, batch_groups = 1;
   std::string bound;           // compute / memory / vector / host
   double energy_uj = 0;
 };

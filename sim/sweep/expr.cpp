@@ -49,7 +49,8 @@ class Parser {
     m_tok.pos = m_i;
     if (m_i >= m_s.size()) return;
     const char c = m_s[m_i];
-    if (std::isdigit(static_cast<unsigned char>(c)) || (c == '.' && m_i + 1 < m_s.size() && std::isdigit(static_cast<unsigned char>(m_s[m_i + 1])))) {
+    auto digit = [&](size_t i) { return i < m_s.size() && std::isdigit(static_cast<unsigned char>(m_s[i])); };
+    if (digit(m_i) || (c == '.' && digit(m_i + 1))) {
       char* end = nullptr;
       m_tok.number = std::strtod(m_s.c_str() + m_i, &end);
       const size_t n = static_cast<size_t>(end - (m_s.c_str() + m_i));
@@ -60,7 +61,8 @@ class Parser {
     }
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
       size_t j = m_i;
-      while (j < m_s.size() && (std::isalnum(static_cast<unsigned char>(m_s[j])) || m_s[j] == '_' || m_s[j] == '.')) ++j;
+      auto name_char = [](char x) { return std::isalnum(static_cast<unsigned char>(x)) || x == '_' || x == '.'; };
+      while (j < m_s.size() && name_char(m_s[j])) ++j;
       m_tok.kind = Token::kName;
       m_tok.text = m_s.substr(m_i, j - m_i);
       m_i = j;

@@ -7,7 +7,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <memory>
 #include <map>
 #include <sstream>
 
@@ -119,38 +121,77 @@ void write_file_atomic(const std::string& path, const std::string& text) {
   if (std::rename(tmp.c_str(), path.c_str()) != 0) throw InputError(path, "", std::string("rename failed: ") + std::strerror(errno));
 }
 
-std::vector<Row> Journal::read(const std::string& path, bool repair) {
-  std::vector<Row> rows;
-  std::ifstream probe(path);
-  if (!probe) return rows;  // no journal yet
-  const std::string text = read_file(path);
-  size_t pos = 0, good_end = 0;
-  int line = 0;
-  while (pos < text.size()) {
-    ++line;
-    const size_t nl = text.find('\n', pos);
-    const bool last = nl == std::string::npos || nl + 1 == text.size();
-    const std::string s = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-    Row r;
-    bool ok = nl != std::string::npos;
+std::vector<JournalEntry> Journal::index(const std::string& path, size_t file, bool repair) {
+  std::vector<JournalEntry> out;
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return out;  // no journal yet
+  std::string line;
+  uint64_t offset = 0;
+  int number = 0;
+  while (std::getline(f, line)) {
+    ++number;
+    const bool complete = !f.eof();  // getline stopped at a newline
+    JournalEntry e;
+    bool ok = complete;
     if (ok) {
       try {
-        r = Row::parse(s);
-        ok = r.is_object() && r.contains("point") && r.contains("workload");
+        const Row r = Row::parse(line);
+        e.point = r.at("point").get<int>();
+        e.workload = r.at("workload").get<std::string>();
+        e.status = r.value("status", "");
       } catch (const nlohmann::json::exception&) {
         ok = false;
       }
     }
     if (!ok) {
-      if (!last) throw InputError(path, "line " + std::to_string(line), "not a journal line: the journal is damaged");
+      if (complete && f.peek() != std::char_traits<char>::eof())
+        throw InputError(path, "line " + std::to_string(number), "not a journal line: the journal is damaged");
       break;  // torn by a kill during the write: that point runs again
     }
-    rows.push_back(std::move(r));
-    pos = nl + 1;
-    good_end = pos;
+    e.file = file;
+    e.offset = offset;
+    e.length = static_cast<uint32_t>(line.size());
+    out.push_back(std::move(e));
+    offset += line.size() + 1;
   }
-  if (repair && good_end < text.size() && ::truncate(path.c_str(), static_cast<off_t>(good_end)) != 0)
+  f.close();
+  std::error_code ec;
+  if (repair && offset < std::filesystem::file_size(path, ec) && !ec && ::truncate(path.c_str(), static_cast<off_t>(offset)) != 0)
     throw InputError(path, "", std::string("cannot cut the torn last line: ") + std::strerror(errno));
+  return out;
+}
+
+namespace {
+std::string read_line(std::ifstream& f, const JournalEntry& e) {
+  std::string line(e.length, '\0');
+  f.clear();
+  f.seekg(static_cast<std::streamoff>(e.offset));
+  f.read(line.data(), static_cast<std::streamsize>(e.length));
+  if (!f) throw InternalError("journal changed while it was read");
+  return line;
+}
+
+// Output written to path.tmp and renamed over path on commit().
+struct AtomicFile {
+  explicit AtomicFile(std::string p) : path(std::move(p)), out(path + ".tmp", std::ios::binary | std::ios::trunc) {
+    if (!out) throw InputError(path + ".tmp", "", "cannot open for writing");
+  }
+  void commit() {
+    out.close();
+    if (!out) throw InputError(path + ".tmp", "", "write failed");
+    if (std::rename((path + ".tmp").c_str(), path.c_str()) != 0)
+      throw InputError(path, "", std::string("rename failed: ") + std::strerror(errno));
+  }
+  std::string path;
+  std::ofstream out;
+};
+}  // namespace
+
+std::vector<Row> Journal::read(const std::string& path, bool repair) {
+  const auto entries = index(path, 0, repair);
+  std::ifstream f(path, std::ios::binary);
+  std::vector<Row> rows;
+  for (const auto& e : entries) rows.push_back(Row::parse(read_line(f, e)));
   return rows;
 }
 
@@ -175,26 +216,37 @@ void Journal::append(const Row& entry) {
   ::fsync(m_fd);
 }
 
-void write_results(const std::string& dir, std::vector<Row> entries, const std::vector<std::string>& keys,
-                   const std::vector<std::string>& workloads) {
-  auto rank = [&](const Row& r) {
-    const auto& w = r.at("workload").get_ref<const std::string&>();
-    return std::make_pair(r.at("point").get<int>(), std::find(workloads.begin(), workloads.end(), w) - workloads.begin());
+void write_results(const std::string& dir, const std::vector<std::string>& journals, std::vector<JournalEntry> entries,
+                   const std::vector<std::string>& keys, const std::vector<std::string>& workloads, bool write_journal) {
+  auto rank = [&](const JournalEntry& e) {
+    return std::make_pair(e.point, std::find(workloads.begin(), workloads.end(), e.workload) - workloads.begin());
   };
-  std::stable_sort(entries.begin(), entries.end(), [&](const Row& a, const Row& b) { return rank(a) < rank(b); });
-  std::string csv = csv_header(keys), jsonl, timing = "point,workload,status,wall_s\n";
-  for (auto& e : entries) {
-    Row row = e;
+  std::stable_sort(entries.begin(), entries.end(),
+                   [&](const JournalEntry& a, const JournalEntry& b) { return rank(a) < rank(b); });
+  std::vector<std::ifstream> in;
+  for (const auto& j : journals) {
+    in.emplace_back(j, std::ios::binary);
+    if (!in.back()) throw InputError(j, "", "cannot open file");
+  }
+  AtomicFile csv(dir + "/results.csv"), jsonl(dir + "/results.jsonl"), timing(dir + "/timing.csv");
+  std::unique_ptr<AtomicFile> journal;
+  if (write_journal) journal = std::make_unique<AtomicFile>(dir + "/journal.jsonl");
+  csv.out << csv_header(keys);
+  timing.out << "point,workload,status,wall_s\n";
+  for (const auto& e : entries) {
+    const std::string line = read_line(in.at(e.file), e);
+    if (journal) journal->out << line << "\n";
+    Row row = Row::parse(line);
     const Row wall = row.value("wall_s", Row(nullptr));
     row.erase("wall_s");
-    csv += csv_line(row, keys);
-    jsonl += row.dump() + "\n";
-    timing += csv_cell(row["point"]) + "," + csv_cell(row["workload"]) + "," + csv_cell(row["status"]) + "," +
-              csv_cell(wall) + "\n";
+    csv.out << csv_line(row, keys);
+    jsonl.out << row.dump() << "\n";
+    timing.out << e.point << "," << csv_cell(row["workload"]) << "," << e.status << "," << csv_cell(wall) << "\n";
   }
-  write_file_atomic(dir + "/results.csv", csv);
-  write_file_atomic(dir + "/results.jsonl", jsonl);
-  write_file_atomic(dir + "/timing.csv", timing);
+  csv.commit();
+  jsonl.commit();
+  timing.commit();
+  if (journal) journal->commit();
 }
 
 }  // namespace npusim::sweep

@@ -36,11 +36,22 @@ Row make_row(const Point& p, const std::string& workload, const std::vector<std:
 std::string csv_header(const std::vector<std::string>& keys);
 std::string csv_line(const Row& row, const std::vector<std::string>& keys);
 
-// Append-only journal. read() returns the complete lines; a torn last line (a kill during the
-// write) is ignored, and with repair=true cut off the file so appends continue cleanly. A bad
-// line before the last is an InputError.
+// Where a journal line is and whose it is: enough to resume, check, sort and count without
+// holding the rows (a row carries per-layer cycles, a few KB).
+struct JournalEntry {
+  int point = 0;
+  std::string workload, status;
+  size_t file = 0;      // index into the list of journals passed to write_results
+  uint64_t offset = 0;  // of the line in that file
+  uint32_t length = 0;  // without the newline
+};
+
+// Append-only journal. index() and read() see the complete lines; a torn last line (a kill
+// during the write) is ignored, and with repair=true cut off the file so appends continue
+// cleanly. A bad line before the last is an InputError. A missing file has no lines.
 class Journal {
  public:
+  static std::vector<JournalEntry> index(const std::string& path, size_t file, bool repair);
   static std::vector<Row> read(const std::string& path, bool repair);
   explicit Journal(const std::string& path);
   ~Journal();
@@ -54,9 +65,11 @@ class Journal {
 };
 
 // Sorts entries by (point, position of their workload in workloads) and writes results.csv,
-// results.jsonl and timing.csv into dir, each through a temporary file and rename.
-void write_results(const std::string& dir, std::vector<Row> entries, const std::vector<std::string>& keys,
-                   const std::vector<std::string>& workloads);
+// results.jsonl and timing.csv into dir (and, with write_journal, a sorted journal.jsonl),
+// streaming the lines from journals, each output through a temporary file and rename.
+void write_results(const std::string& dir, const std::vector<std::string>& journals, std::vector<JournalEntry> entries,
+                   const std::vector<std::string>& keys, const std::vector<std::string>& workloads,
+                   bool write_journal = false);
 
 // Small file helpers shared by the sweep driver and merge.
 void write_file_atomic(const std::string& path, const std::string& text);

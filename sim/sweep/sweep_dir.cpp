@@ -63,23 +63,24 @@ int merge_sweeps(const std::vector<std::string>& dirs, const std::string& out_di
   if (dirs.empty()) throw InputError("merge", "", "name the shard directories to merge");
   const Manifest first = read_manifest(dirs.front());
   std::map<std::pair<int, std::string>, std::string> seen;  // job -> directory
-  std::vector<Row> rows;
+  std::vector<std::string> journals;
+  std::vector<JournalEntry> entries;
   std::vector<std::string> problems;
   for (const auto& d : dirs) {
     const Manifest m = read_manifest(d);
     if (m.fingerprint != first.fingerprint)
       throw InputError(d, "", "holds a different sweep than " + dirs.front() + " (fingerprints differ)");
-    for (auto& r : Journal::read(d + "/journal.jsonl", false)) {
-      const int p = r.at("point").get<int>();
-      const std::string w = r.at("workload").get<std::string>();
-      if (p < 0 || p >= first.points || std::find(first.workloads.begin(), first.workloads.end(), w) == first.workloads.end())
-        throw InputError(d + "/journal.jsonl", "point " + std::to_string(p), "not a point of this sweep");
-      auto [it, fresh] = seen.emplace(std::make_pair(p, w), d);
+    journals.push_back(d + "/journal.jsonl");
+    for (auto& e : Journal::index(journals.back(), journals.size() - 1, false)) {
+      if (e.point < 0 || e.point >= first.points ||
+          std::find(first.workloads.begin(), first.workloads.end(), e.workload) == first.workloads.end())
+        throw InputError(journals.back(), "point " + std::to_string(e.point), "not a point of this sweep");
+      auto [it, fresh] = seen.emplace(std::make_pair(e.point, e.workload), d);
       if (!fresh) {
-        problems.push_back("point " + std::to_string(p) + " " + w + " is in both " + it->second + " and " + d);
+        problems.push_back("point " + std::to_string(e.point) + " " + e.workload + " is in both " + it->second + " and " + d);
         continue;
       }
-      rows.push_back(std::move(r));
+      entries.push_back(std::move(e));
     }
   }
   for (int p = 0; p < first.points; ++p)
@@ -97,21 +98,11 @@ int merge_sweeps(const std::vector<std::string>& dirs, const std::string& out_di
   if (fs::exists(out_dir + "/manifest.json")) throw InputError(out_dir, "", "already holds a sweep: choose another output");
   Manifest merged = first;
   merged.shard = Shard{};
+  // The merged directory gets a journal too (sorted, with wall times): report and merge read it.
+  write_results(out_dir, journals, entries, first.axis_keys, first.workloads, true);
   write_manifest(out_dir, merged);
-  write_results(out_dir, rows, first.axis_keys, first.workloads);
-  // The journal of the merged directory, in point order, keeps the wall times (for report).
-  std::string journal;
-  auto sorted = rows;
-  auto rank = [&](const Row& r) {
-    return std::make_pair(r.at("point").get<int>(),
-                          std::find(first.workloads.begin(), first.workloads.end(), r.at("workload").get<std::string>()) -
-                              first.workloads.begin());
-  };
-  std::sort(sorted.begin(), sorted.end(), [&](const Row& a, const Row& b) { return rank(a) < rank(b); });
-  for (const auto& r : sorted) journal += r.dump() + "\n";
-  write_file_atomic(out_dir + "/journal.jsonl", journal);
   size_t failed = 0;
-  for (const auto& r : rows) failed += r.at("status") != "ok";
+  for (const auto& e : entries) failed += e.status != "ok";
   log << "merge: " << dirs.size() << " director" << (dirs.size() == 1 ? "y" : "ies") << ", " << first.points
       << " points x " << first.workloads.size() << " workload(s), " << failed << " failed; results in " << out_dir
       << "/results.csv\n";

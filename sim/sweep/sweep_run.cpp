@@ -4,10 +4,12 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "frontends/frontend_ir/frontend_ir_reader.h"
@@ -50,8 +52,14 @@ class DirLock {
   int m_fd = -1;
 };
 
-std::pair<int, std::string> job_key(const Row& r) {
-  return {r.at("point").get<int>(), r.at("workload").get<std::string>()};
+// --retry-failed: rewrite the journal without its failed rows, so they run again.
+void drop_failed(const std::string& journal_path) {
+  const std::vector<JournalEntry> all = Journal::index(journal_path, 0, true);
+  if (std::none_of(all.begin(), all.end(), [](const JournalEntry& e) { return e.status != "ok"; })) return;
+  std::string kept;
+  for (const Row& r : Journal::read(journal_path, false))
+    if (r.at("status") == "ok") kept += r.dump() + "\n";
+  write_file_atomic(journal_path, kept);
 }
 
 }  // namespace
@@ -86,11 +94,14 @@ int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn
 
   // Jobs of this shard not yet in the journal (a torn last line is cut and runs again).
   const std::string journal_path = o.out_dir + "/journal.jsonl";
-  std::vector<Row> rows = Journal::read(journal_path, true);
+  if (o.retry_failed) drop_failed(journal_path);
+  const std::vector<JournalEntry> before = Journal::index(journal_path, 0, true);
+  if (!have_manifest && !before.empty())
+    throw InputError(journal_path, "", "a journal without manifest.json: not resumable, choose another --out");
   std::set<std::pair<int, std::string>> done;
-  for (const auto& r : rows)
-    if (!done.insert(job_key(r)).second)
-      throw InputError(journal_path, "", "point " + std::to_string(job_key(r).first) + " appears twice");
+  for (const auto& e : before)
+    if (!done.insert({e.point, e.workload}).second)
+      throw InputError(journal_path, "", "point " + std::to_string(e.point) + " " + e.workload + " appears twice");
   struct Job {
     const Point* point;
     size_t workload;
@@ -108,7 +119,7 @@ int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn
     if (ex.dropped) log << " (" << ex.dropped << " of " << ex.grid_size << " dropped by constraints)";
     log << " x " << spec.workloads.size() << " workload(s)";
     if (o.shard.count > 1) log << ", shard " << o.shard.text() << ": " << shard_rows << " runs";
-    if (!rows.empty()) log << ", " << rows.size() << " already done";
+    if (!before.empty()) log << ", " << before.size() << " already done";
     log << "\n" << std::flush;
   }
 
@@ -137,12 +148,13 @@ int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn
         const Row metrics = Row::parse(t.payload);
         row = make_row(*j.point, wname, keys, &metrics, "");
       } else {
-        const std::string err = t.payload == "timed out" ? "timed out after " + std::to_string(o.timeout_s) + " s" : t.payload;
+        std::ostringstream timed_out;
+        timed_out << "timed out after " << o.timeout_s << " s";
+        const std::string err = t.payload == "timed out" ? timed_out.str() : t.payload;
         row = make_row(*j.point, wname, keys, nullptr, err);
       }
       row["wall_s"] = t.wall_s;
       journal.append(row);
-      rows.push_back(row);
       if (!o.quiet) progress.tick(!t.ok, "point " + std::to_string(j.point->id) + " " + wname + ": " + row["error"].get<std::string>());
     };
     run_forked(jobs.size(), pool, child, on_done);
@@ -151,13 +163,14 @@ int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn
 
   std::vector<std::string> names;
   for (const auto& w : spec.workloads) names.push_back(w.name);
-  if (rows.size() != shard_rows)
-    throw InternalError("sweep finished with " + std::to_string(rows.size()) + " of " + std::to_string(shard_rows) + " rows");
+  const std::vector<JournalEntry> entries = Journal::index(journal_path, 0, false);
+  if (entries.size() != shard_rows)
+    throw InternalError("sweep finished with " + std::to_string(entries.size()) + " of " + std::to_string(shard_rows) + " rows");
   size_t failed = 0;
-  for (const auto& r : rows) failed += r.at("status") != "ok";
-  write_results(o.out_dir, rows, keys, names);
+  for (const auto& e : entries) failed += e.status != "ok";
+  write_results(o.out_dir, {journal_path}, entries, keys, names);
   if (!o.quiet)
-    log << "sweep: " << rows.size() - failed << " ok, " << failed << " failed; results in " << o.out_dir
+    log << "sweep: " << entries.size() - failed << " ok, " << failed << " failed; results in " << o.out_dir
         << "/results.csv\n";
   return failed ? 1 : 0;
 }

@@ -21,6 +21,7 @@ struct SweepRunOptions {
   int jobs = 0;            // worker processes; 0 = number of cores
   Shard shard;
   bool resume = false;     // continue the sweep in out_dir (or start it when out_dir has none)
+  bool retry_failed = false;  // with resume: run the failed points again
   bool quiet = false;      // no progress output
   bool tty = false;        // progress as a redrawn bar
   double timeout_s = 0;    // per point and workload; 0 = none

@@ -211,68 +211,72 @@ SweepSpec load_sweep_file(const std::string& path) {
   }
   if (!root.IsMap()) throw InputError(path, "", "expected a mapping with workloads, hw, axes and constraints");
   const fs::path dir = fs::path(path).parent_path();
-  for (const auto& kv : root) {
-    const std::string field = kv.first.as<std::string>();
-    const YAML::Node& v = kv.second;
-    const std::string where = field + line_of(kv.first);
-    if (field == "hw") {
-      if (!v.IsScalar()) throw InputError(path, where, "expected a file name");
-      s.hw = resolve(dir, v.Scalar());
-    } else if (field == "workloads") {
-      if (!v.IsSequence()) throw InputError(path, where, "expected a list of workloads");
-      for (const auto& w : v) {
-        const std::string ww = "workloads" + line_of(w);
-        if (w.IsMap())
-          for (const auto& f : w) {
-            const std::string k = f.first.as<std::string>();
-            if (k != "ir" && k != "zoo" && k != "batch" && k != "dtype")
-              throw InputError(path, "workloads/" + k + line_of(f.first), "unknown field (expected ir, or zoo with batch and dtype)");
+  try {  // a value of the wrong YAML kind (a map where a name belongs) fails in yaml-cpp's as<>
+    for (const auto& kv : root) {
+      const std::string field = kv.first.as<std::string>();
+      const YAML::Node& v = kv.second;
+      const std::string where = field + line_of(kv.first);
+      if (field == "hw") {
+        if (!v.IsScalar()) throw InputError(path, where, "expected a file name");
+        s.hw = resolve(dir, v.Scalar());
+      } else if (field == "workloads") {
+        if (!v.IsSequence()) throw InputError(path, where, "expected a list of workloads");
+        for (const auto& w : v) {
+          const std::string ww = "workloads" + line_of(w);
+          if (w.IsMap())
+            for (const auto& f : w) {
+              const std::string k = f.first.as<std::string>();
+              if (k != "ir" && k != "zoo" && k != "batch" && k != "dtype")
+                throw InputError(path, "workloads/" + k + line_of(f.first), "unknown field (expected ir, or zoo with batch and dtype)");
+            }
+          if (w.IsScalar() || (w.IsMap() && w["ir"])) {
+            WorkloadSpec x;
+            x.name = w.IsScalar() ? w.Scalar() : w["ir"].as<std::string>();
+            x.path = resolve(dir, x.name);
+            s.workloads.push_back(x);
+          } else if (w.IsMap() && w["zoo"]) {
+            int batch = 1;
+            try {
+              if (w["batch"]) batch = w["batch"].as<int>();
+            } catch (const YAML::Exception&) {
+              throw InputError(path, ww, "batch must be an integer");
+            }
+            s.workloads.push_back(zoo_workload(w["zoo"].as<std::string>(), batch,
+                                               w["dtype"] ? w["dtype"].as<std::string>() : "int8"));
+          } else {
+            throw InputError(path, ww, "expected a file name, {ir: file} or {zoo: model, batch: N}");
           }
-        if (w.IsScalar() || (w.IsMap() && w["ir"])) {
-          WorkloadSpec x;
-          x.name = w.IsScalar() ? w.Scalar() : w["ir"].as<std::string>();
-          x.path = resolve(dir, x.name);
-          s.workloads.push_back(x);
-        } else if (w.IsMap() && w["zoo"]) {
-          int batch = 1;
-          try {
-            if (w["batch"]) batch = w["batch"].as<int>();
-          } catch (const YAML::Exception&) {
-            throw InputError(path, ww, "batch must be an integer");
+        }
+      } else if (field == "axes") {
+        if (v.IsMap()) {
+          for (const auto& a : v) s.axes.push_back(axis_of(a.first.as<std::string>(), a.second, path));
+        } else if (v.IsSequence()) {
+          for (const auto& item : v) {
+            if (!item.IsMap() || item.size() != 1) throw InputError(path, "axes" + line_of(item), "expected 'key: values' or 'zip: {...}'");
+            for (const auto& a : item) s.axes.push_back(axis_of(a.first.as<std::string>(), a.second, path));
           }
-          s.workloads.push_back(zoo_workload(w["zoo"].as<std::string>(), batch,
-                                             w["dtype"] ? w["dtype"].as<std::string>() : "int8"));
         } else {
-          throw InputError(path, ww, "expected a file name, {ir: file} or {zoo: model, batch: N}");
+          throw InputError(path, where, "expected a mapping or list of axes");
         }
-      }
-    } else if (field == "axes") {
-      if (v.IsMap()) {
-        for (const auto& a : v) s.axes.push_back(axis_of(a.first.as<std::string>(), a.second, path));
-      } else if (v.IsSequence()) {
-        for (const auto& item : v) {
-          if (!item.IsMap() || item.size() != 1) throw InputError(path, "axes" + line_of(item), "expected 'key: values' or 'zip: {...}'");
-          for (const auto& a : item) s.axes.push_back(axis_of(a.first.as<std::string>(), a.second, path));
+      } else if (field == "constraints") {
+        auto add = [&](const YAML::Node& c) {
+          if (!c.IsScalar()) throw InputError(path, "constraints" + line_of(c), "expected an expression");
+          s.constraints.push_back(c.Scalar());
+          s.constraint_where.push_back("constraints" + line_of(c));
+        };
+        if (v.IsScalar()) {
+          add(v);
+        } else if (v.IsSequence()) {
+          for (const auto& c : v) add(c);
+        } else {
+          throw InputError(path, where, "expected a list of expressions");
         }
       } else {
-        throw InputError(path, where, "expected a mapping or list of axes");
+        throw InputError(path, where, "unknown field (expected workloads, hw, axes, constraints)");
       }
-    } else if (field == "constraints") {
-      auto add = [&](const YAML::Node& c) {
-        if (!c.IsScalar()) throw InputError(path, "constraints" + line_of(c), "expected an expression");
-        s.constraints.push_back(c.Scalar());
-        s.constraint_where.push_back("constraints" + line_of(c));
-      };
-      if (v.IsScalar()) {
-        add(v);
-      } else if (v.IsSequence()) {
-        for (const auto& c : v) add(c);
-      } else {
-        throw InputError(path, where, "expected a list of expressions");
-      }
-    } else {
-      throw InputError(path, where, "unknown field (expected workloads, hw, axes, constraints)");
     }
+  } catch (const YAML::Exception& e) {
+    throw InputError(path, "line " + std::to_string(e.mark.line + 1), "unexpected value: " + e.msg);
   }
   if (s.hw.empty()) throw InputError(path, "hw", "missing: name the base hardware description");
   if (s.axes.empty()) throw InputError(path, "axes", "missing: give at least one axis");

@@ -89,11 +89,20 @@ TEST(SweepJournal, TornLastLineIsIgnoredAndCutOff) {
 }
 
 TEST(SweepResults, FilesAreSortedByPointThenWorkloadAndTimingIsApart) {
-  const std::string d = sweep_test::scratch("files");
   std::vector<Row> finish_order = {ok_row(1, "16", 20, "b"), ok_row(0, "8", 10, "b"), ok_row(1, "16", 21, "a"),
                                    ok_row(0, "8", 11, "a")};
   for (size_t i = 0; i < finish_order.size(); ++i) finish_order[i]["wall_s"] = 0.5 + i;
-  write_results(d, finish_order, kKeys, {"a", "b"});
+  auto write_all = [&](const std::string& d) {
+    {
+      Journal j(d + "/journal.jsonl");
+      for (const auto& r : finish_order) j.append(r);
+    }
+    const auto entries = Journal::index(d + "/journal.jsonl", 0, false);
+    EXPECT_EQ(entries.size(), 4u);
+    write_results(d, {d + "/journal.jsonl"}, entries, kKeys, {"a", "b"});
+  };
+  const std::string d = sweep_test::scratch("files");
+  write_all(d);
   const std::string csv = sweep_test::read(d + "/results.csv");
   // Rows: (0,a) (0,b) (1,a) (1,b), whatever the finish order.
   EXPECT_LT(csv.find("\n0,a,"), csv.find("\n0,b,"));
@@ -104,8 +113,9 @@ TEST(SweepResults, FilesAreSortedByPointThenWorkloadAndTimingIsApart) {
   // Another finish order gives the same bytes.
   std::swap(finish_order[0], finish_order[3]);
   const std::string d2 = sweep_test::scratch("files2");
-  write_results(d2, finish_order, kKeys, {"a", "b"});
+  write_all(d2);
   EXPECT_EQ(sweep_test::read(d2 + "/results.csv"), csv);
+  EXPECT_EQ(sweep_test::read(d2 + "/results.jsonl"), sweep_test::read(d + "/results.jsonl"));
 }
 
 TEST(SweepPareto, FrontKeepsOnlyUndominatedRows) {

@@ -19,8 +19,10 @@ SweepSpec small_sweep() {
                           {"npu.pe_array.rows=8:64:x2", "npu.l2.size_kib=1024,2048,4096"}, {});
 }
 
+bool g_point4_fails = true;
+
 report::RunReport fake(const ir::Graph& g, const config::HwConfig& cfg) {
-  if (cfg.get_int("npu.pe_array.rows") == 16 && cfg.get_int("npu.l2.size_kib") == 2048)
+  if (g_point4_fails && cfg.get_int("npu.pe_array.rows") == 16 && cfg.get_int("npu.l2.size_kib") == 2048)
     throw InputError("mapper", "layer x", "L2 too small");  // point 4 fails
   return sweep_test::fake_report(cfg);
 }
@@ -117,4 +119,23 @@ TEST(SweepRun, ShardsMergeToTheUnshardedResults) {
   SweepSpec s2 = sweep_from_flags({}, {"resnet18:1"}, sweep_test::npu_yaml(), {"npu.pe_array.rows=8"}, {});
   run(other, {}, &s2);
   EXPECT_NE(error_of([&] { merge_sweeps({dirs[0], other}, root + "/x", log); }).find("holds a different sweep"), std::string::npos);
+}
+
+TEST(SweepRun, RetryFailedRunsOnlyTheFailedPointsAgain) {
+  const std::string d = sweep_test::scratch("retry");
+  ASSERT_EQ(run(d), 1);
+  const std::string ok_before = read(d + "/results.csv");
+  g_point4_fails = false;  // e.g. a timeout that was too short
+  SweepRunOptions o;
+  o.resume = true;
+  o.retry_failed = true;
+  const int rc = run(d, o);
+  g_point4_fails = true;
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(lines(read(d + "/journal.jsonl")), 12u);
+  const std::string csv = read(d + "/results.csv");
+  // Point 4: 1e6 / (16 * 64) + 2048 = 976 + 2048 = 3024 cycles.
+  EXPECT_NE(csv.find("\n4,zoo:resnet18:b1,ok,16,2048,3024,"), std::string::npos) << csv;
+  // Every other row is unchanged.
+  EXPECT_EQ(csv.substr(0, csv.find("\n4,")), ok_before.substr(0, ok_before.find("\n4,")));
 }
