@@ -142,3 +142,26 @@ TEST(Mapper, TooSmallL2IsAnInputError) {
   const auto cfg = config::HwConfig::defaults({"npu.l2.size_kib=1"});
   EXPECT_THROW(map_graph(two_convs(1), cfg), InputError);
 }
+
+TEST(Mapper, BatchThatDoesNotFitRunsDepthFirstOnGroupsOfImages) {
+  // 8 images of 56x56: a's output is 8 x 200 KiB = 1.6 MiB, b's 6.3 MiB; the activation share
+  // is 4 MiB, so the run {a, b} goes in groups and a's output never leaves L2.
+  const auto cfg = config::HwConfig::defaults();
+  const auto p = map_graph(two_convs(8), cfg);
+  ASSERT_EQ(p.layers.size(), 2u);
+  EXPECT_GT(p.layers[0].batch_groups, 1);
+  EXPECT_EQ(p.layers[0].batch_groups, p.layers[1].batch_groups);
+  EXPECT_FALSE(p.layers[0].output_to_dram);
+  for (const auto& l : p.layers) EXPECT_LE(l.l2_act_bytes, 4 * 1024 * 1024) << l.name;
+  // Weights load once per layer; every MAC is still done once.
+  int weight_loads = 0;
+  int64_t macs = 0;
+  for (const auto& c : p.commands) {
+    if (c.unit == Unit::Dma && c.dma.kind == models::DmaKind::LoadWeights) weight_loads++;
+    if (c.unit == Unit::PeArray) macs += c.pe.macs();
+  }
+  EXPECT_EQ(weight_loads, 2);
+  EXPECT_EQ(macs, 8LL * 56 * 56 * (64 * 64 * 9 + 64 * 256));
+  EXPECT_EQ(p.layers[0].macs + p.layers[1].macs, macs);
+  expect_backward_deps(p);
+}
