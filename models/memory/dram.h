@@ -1,6 +1,6 @@
 // Simple DRAM model (memory.dram.model: simple): one shared data bus served first come, first
 // served. Timing in models/memory/dram_timing.h; contract there. Contention between DMA
-// channels emerges from the shared m_bus_free_cycle.
+// channels emerges from the shared bus (a BandwidthServer).
 #pragma once
 #include <systemc>
 
@@ -24,19 +24,18 @@ class Dram : public sc_core::sc_module {
   void transfer(int64_t bytes, int64_t segments, bool write) {
     const int64_t now = m_sb.now_cycles();
     const int64_t service = dram_service_cycles(m_params, bytes, segments);
-    const int64_t start = std::max(now, m_bus_free_cycle);
-    m_bus_free_cycle = start + service;
+    const int64_t done = m_bus.book(now, service);
     m_stats.busy_cycles += service;
     m_stats.transfers++;
     (write ? m_stats.bytes_written : m_stats.bytes_read) += bytes;
-    sc_core::wait(m_sb.cycles(m_bus_free_cycle - now + m_params.latency_cycles));
+    sc_core::wait(m_sb.cycles(done - now + m_params.latency_cycles));
   }
   const DramStats& stats() const { return m_stats; }
 
  private:
   DramParams m_params;
   Scoreboard& m_sb;
-  int64_t m_bus_free_cycle = 0;
+  BandwidthServer m_bus;
   DramStats m_stats;
 };
 

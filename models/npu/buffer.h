@@ -22,20 +22,17 @@ class L2Buffer : public sc_core::sc_module {
       : sc_module(name), m_bytes_per_cycle(bytes_per_cycle), m_sb(sb) {}
   // Books `bytes` of port time starting no earlier than now; returns the cycle it ends.
   int64_t reserve(int64_t bytes) {
-    const int64_t now = m_sb.now_cycles();
     const auto service = static_cast<int64_t>(std::ceil(bytes / m_bytes_per_cycle));
-    const int64_t start = std::max(now, m_port_free_cycle);
-    m_port_free_cycle = start + service;
     m_stats.bytes += bytes;
     m_stats.busy_cycles += service;
-    return m_port_free_cycle;
+    return m_port.book(m_sb.now_cycles(), service);
   }
   const BufferStats& stats() const { return m_stats; }
 
  private:
   double m_bytes_per_cycle;
   Scoreboard& m_sb;
-  int64_t m_port_free_cycle = 0;
+  BandwidthServer m_port;
   BufferStats m_stats;
 };
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <systemc>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -51,6 +52,24 @@ class Scoreboard {
   std::vector<std::unique_ptr<sc_core::sc_event>> m_events;
   std::vector<JobRecord> m_records;
   sc_core::sc_time m_period;
+};
+
+// A resource served first come, first served at a fixed rate (the DRAM bus, the L2 port):
+// booking `service` cycles starts no earlier than now or the end of the previous booking.
+class BandwidthServer {
+ public:
+  // Returns the cycle at which the booking ends.
+  int64_t book(int64_t now, int64_t service) {
+    const int64_t start = std::max(now, m_free_cycle);
+    m_free_cycle = start + service;
+    m_busy_cycles += service;
+    return m_free_cycle;
+  }
+  int64_t busy_cycles() const { return m_busy_cycles; }
+
+ private:
+  int64_t m_free_cycle = 0;
+  int64_t m_busy_cycles = 0;
 };
 
 // A unit's work item: the command id, what it must wait for, and the unit-specific payload.

@@ -542,15 +542,8 @@ class Mapper {
         std::vector<int> deps = input_deps;
         deps.push_back(wid);
         if (dram_in > 0) {
-          Command la;
-          la.unit = Unit::Dma;
-          la.layer = layer_id;
-          la.label = l.name + " act rows " + std::to_string(row0) + "+" + std::to_string(rows);
-          const int64_t in_b = tile_stream_bytes(l, rows, dram_in, 0, total_rows);
-          la.dma = {models::DmaKind::LoadActivations, in_b, std::max<int64_t>(1, nchw(l.input_shapes[0]).c)};
-          la.deps = input_deps;
-          if (prev_pe >= 0) la.deps.push_back(prev_pe);  // double buffer: one tile ahead
-          deps.push_back(add(std::move(la)));
+          deps.push_back(emit_act_load(l, layer_id, row0, rows, tile_stream_bytes(l, rows, dram_in, 0, total_rows),
+                                       input_deps, prev_pe));
         }
         Command pe;
         pe.unit = Unit::PeArray;
@@ -572,14 +565,7 @@ class Mapper {
         prev_pe = add(std::move(pe));
         last = prev_pe;
         if (!keep || copy_out) {
-          Command st;
-          st.unit = Unit::Dma;
-          st.layer = layer_id;
-          st.label = l.name + " store rows " + std::to_string(row0) + "+" + std::to_string(rows);
-          st.dma = {models::DmaKind::StoreActivations,
-                    static_cast<int64_t>(std::ceil(plan.out_bytes * frac * kn / k_total)), std::max<int64_t>(1, out.c)};
-          st.deps = {prev_pe};
-          store = add(std::move(st));
+          store = emit_store(l, layer_id, row0, rows, static_cast<int64_t>(std::ceil(plan.out_bytes * frac * kn / k_total)), out.c, prev_pe);
           last = std::max(last, store);
         }
       }
@@ -622,15 +608,8 @@ class Mapper {
       const double frac = static_cast<double>(rows) / total_rows;
       std::vector<int> deps = input_deps;
       if (dram_in > 0) {
-        Command la;
-        la.unit = Unit::Dma;
-        la.layer = layer_id;
-        la.label = l.name + " act rows " + std::to_string(row0) + "+" + std::to_string(rows);
-        la.dma = {models::DmaKind::LoadActivations, tile_stream_bytes(l, rows, dram_in, 0, total_rows),
-                  std::max<int64_t>(1, l.input_shapes.empty() ? 1 : nchw(l.input_shapes[0]).c)};
-        la.deps = input_deps;
-        if (prev >= 0) la.deps.push_back(prev);
-        deps.push_back(add(std::move(la)));
+        deps.push_back(emit_act_load(l, layer_id, row0, rows, tile_stream_bytes(l, rows, dram_in, 0, total_rows),
+                                     input_deps, prev));
       }
       Command vp;
       vp.unit = Unit::Vector;
@@ -643,17 +622,36 @@ class Mapper {
       prev = add(std::move(vp));
       last = prev;
       if (!keep || copy_out) {
-        Command st;
-        st.unit = Unit::Dma;
-        st.layer = layer_id;
-        st.label = l.name + " store rows " + std::to_string(row0) + "+" + std::to_string(rows);
-        st.dma = {models::DmaKind::StoreActivations, static_cast<int64_t>(std::ceil(plan.out_bytes * frac)),
-                  std::max<int64_t>(1, out.c)};
-        st.deps = {prev};
-        store = add(std::move(st));
+        store = emit_store(l, layer_id, row0, rows, static_cast<int64_t>(std::ceil(plan.out_bytes * frac)), out.c, prev);
         last = std::max(last, store);
       }
     }
+  }
+
+  // Stores one row tile's output to DRAM (one segment per channel) after `producer`.
+  int emit_store(const Layer& l, int layer_id, int64_t row0, int64_t rows, int64_t bytes, int64_t channels, int producer) {
+    Command st;
+    st.unit = Unit::Dma;
+    st.layer = layer_id;
+    st.label = l.name + " store rows " + std::to_string(row0) + "+" + std::to_string(rows);
+    st.dma = {models::DmaKind::StoreActivations, bytes, std::max<int64_t>(1, channels)};
+    st.deps = {producer};
+    return add(std::move(st));
+  }
+
+  // Loads one row tile's input from DRAM; waits for the producers and for the previous tile's
+  // work (double buffering: one tile ahead).
+  int emit_act_load(const Layer& l, int layer_id, int64_t row0, int64_t rows, int64_t bytes,
+                    const std::vector<int>& input_deps, int prev_work) {
+    Command la;
+    la.unit = Unit::Dma;
+    la.layer = layer_id;
+    la.label = l.name + " act rows " + std::to_string(row0) + "+" + std::to_string(rows);
+    la.dma = {models::DmaKind::LoadActivations, bytes,
+              std::max<int64_t>(1, l.input_shapes.empty() ? 1 : nchw(l.input_shapes[0]).c)};
+    la.deps = input_deps;
+    if (prev_work >= 0) la.deps.push_back(prev_work);
+    return add(std::move(la));
   }
 
   void finish_layer(const Layer& l, int last, bool in_l2, int store, int64_t out_bytes) {
