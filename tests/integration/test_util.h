@@ -17,7 +17,8 @@ inline std::string env_or(const char* name, const std::string& fallback) {
   return v ? v : fallback;
 }
 inline std::string source_dir() { return env_or("NPUSIM_SOURCE_DIR", NPUSIM_SOURCE_DIR); }
-inline std::string sim_binary() { return env_or("NPUSIM_SIM", source_dir() + "/build/sim"); }
+// The sim binary built beside this test binary (any build directory); NPUSIM_SIM overrides.
+inline std::string sim_binary() { return env_or("NPUSIM_SIM", NPUSIM_SIM_PATH); }
 inline std::string shared_dir() { return source_dir() + "/../shared"; }
 inline std::string example(const std::string& rel) { return shared_dir() + "/examples/" + rel; }
 
