@@ -1,5 +1,7 @@
 #include "models/functional/fp_round.h"
 
+#include "models/functional/npy.h"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -19,34 +21,11 @@ float float_of(uint32_t u) {
 }
 }  // namespace
 
-uint16_t fp16_bits_of(float x) {
-  uint32_t u = bits_of(x);
-  uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
-  uint32_t a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return sign | 0x7e00u | static_cast<uint16_t>((a >> 13) & 0x3ffu);  // NaN
-  if (a >= 0x477ff000u) return sign | 0x7c00u;  // >= 65520 (the tie above 65504) and inf
-  if (a < 0x38800000u) {
-    // Below 2^-14: an fp16 subnormal m * 2^-24. Scaling by 2^24 is exact, nearbyint rounds
-    // to even in the default rounding mode; m == 1024 is the smallest normal, same bits.
-    float m = std::nearbyint(float_of(a) * 16777216.0f);
-    return sign | static_cast<uint16_t>(m);
-  }
-  uint32_t h = ((((a >> 23) - 127u + 15u) << 10) | ((a & 0x7fffffu) >> 13));
-  uint32_t rest = a & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // a carry into the exponent is right
-  return sign | static_cast<uint16_t>(h);
-}
+// One implementation of the IEEE half conversions (round to nearest even, subnormals, inf,
+// NaN payloads), shared with the .npy reader/writer.
+uint16_t fp16_bits_of(float x) { return float_to_half(x); }
 
-float fp16_value_of(uint16_t b) {
-  uint32_t sign = static_cast<uint32_t>(b & 0x8000u) << 16;
-  uint32_t e = (b >> 10) & 0x1fu, m = b & 0x3ffu;
-  if (e == 0) {  // zero or subnormal: m * 2^-24, exact in float
-    float v = static_cast<float>(m) * (1.0f / 16777216.0f);
-    return sign ? -v : v;
-  }
-  if (e == 31) return float_of(sign | 0x7f800000u | (m << 13));
-  return float_of(sign | ((e - 15u + 127u) << 23) | (m << 13));
-}
+float fp16_value_of(uint16_t b) { return half_to_float(b); }
 
 float round_to_fp16(float x) { return fp16_value_of(fp16_bits_of(x)); }
 
