@@ -44,4 +44,22 @@ int run_config(bool markdown, const std::string& hw, const std::vector<std::stri
 // them to app; the returned function runs the one parsed, or returns -1 if none was.
 std::function<int()> add_sweep_command(CLI::App& app);
 
+// `sim --ir X --check` (run_check.cpp, docs/golden.md): the functional check against golden
+// .npy files, then (unless check_only) the timing simulation; exit 1 when a layer fails.
+struct CheckCliOptions {
+  bool check = false, check_only = false, chain = false;
+  std::string npy_dir;  // default: the IR's folder
+  std::string dump;     // write the computed outputs here
+  bool wanted() const { return check || check_only || chain || !dump.empty(); }  // --chain, --dump imply --check
+};
+void add_check_options(CLI::App& app, CheckCliOptions& o);
+int run_check(const RunOptions& run, const CheckCliOptions& o);
+// `sim regress [--update] DIR`: returns the function that runs it if parsed, else -1.
+std::function<int()> add_regress_command(CLI::App& app);
+
+// GPU runs (run_gpu.cpp, docs/gpu.md): adds --model, --plan (repeatable) and --write-plan to
+// app (sharing run's --hw, --set, --report, --csv, --trace, -q) and the gpu-calibrate
+// subcommand; the returned function runs them if asked for, else returns -1.
+std::function<int()> add_gpu_command(CLI::App& app, RunOptions& run);
+
 }  // namespace npusim::cli

@@ -46,6 +46,10 @@ static int sim_main(int argc, char** argv) {
   cfg_cmd->add_option("--set", cfg_sets, "override a hardware parameter (repeatable)");
   cfg_cmd->add_flag("--markdown", markdown, "print the schema as a Markdown table (docs/config.md)");
   auto run_sweep_cmd = cli::add_sweep_command(app);  // sim sweep [merge|report] (run_sweep.cpp)
+  auto run_gpu_cmd = cli::add_gpu_command(app, run);  // --model/--plan, gpu-calibrate (run_gpu.cpp)
+  cli::CheckCliOptions check;  // --check and friends, sim regress (run_check.cpp)
+  cli::add_check_options(app, check);
+  auto run_regress_cmd = cli::add_regress_command(app);
 
   try {
     app.parse(argc, argv);
@@ -62,10 +66,13 @@ static int sim_main(int argc, char** argv) {
     if (cmp_cmd->parsed()) return cli::run_compare_trace(cmp);
     if (cfg_cmd->parsed()) return cli::run_config(markdown, cfg_hw, cfg_sets);
     if (const int rc = run_sweep_cmd(); rc >= 0) return rc;
+    if (const int rc = run_gpu_cmd(); rc >= 0) return rc;
+    if (const int rc = run_regress_cmd(); rc >= 0) return rc;
     if (run.ir.empty()) {
-      std::cerr << "sim: nothing to do: give --ir <Frontend IR> (see --help)\n";
+      std::cerr << "sim: nothing to do: give --ir <Frontend IR> or --plan/--model <ARK file> (see --help)\n";
       return cli::kBadInput;
     }
+    if (check.wanted()) return cli::run_check(run, check);
     return cli::run_npu(run);
   } catch (const InputError& e) {
     std::cerr << "sim: error: " << e.what() << "\n";

@@ -84,6 +84,44 @@ std::vector<ParamDecl> build_schema() {
       {"energy.pj_per_sram_byte", T::Double, "0", "pJ", "energy per on-chip buffer byte", {}},
   };
   s.insert(s.end(), rest.begin(), rest.end());
+  // GPU (models/gpu/gpu_timing.h, docs/gpu.md): chip-level numbers as vendors state them; the
+  // NPU keys above do not matter for a GPU run. Defaults: an H100 SXM5 (configs/gpu_h100.yaml).
+  std::vector<ParamDecl> gpu = {
+      {"gpu.arch", T::String, "CUDA_90", "",
+       "architecture: picks ARK's default op configs for plans built from a model alone", {"CUDA_80", "CUDA_90", "ROCM_942"}},
+      {"gpu.num_sms", T::Int, "132", "SMs", "streaming multiprocessors (CUs on AMD); ARK runs one thread block (processor) per SM", {}},
+      {"gpu.warp_size", T::Int, "32", "threads", "threads per warp (64: AMD wavefront)", {}},
+      {"gpu.max_warps_per_block", T::Int, "32", "warps", "most warps of one thread block: a plan's NumWarpsPerProcessor limit", {}},
+      {"gpu.sub_partitions", T::Int, "4", "",
+       "warp schedulers per SM (SIMDs per CU): a slot of w warps gets min(1, w/this) of the SM's math rate", {}},
+      {"gpu.smem_per_sm_kib", T::Double, "228", "KiB", "shared memory (LDS) per SM", {}},
+      {"gpu.smem_per_block_kib", T::Double, "227", "KiB", "most shared memory one thread block may use (ARK reserves 128 B of it)", {}},
+      {"gpu.smem_bytes_per_cycle", T::Double, "128", "B/cycle", "shared-memory read bandwidth of one SM (MMA operand fetch)", {}},
+      {"gpu.tensor_tflops.fp16", T::Double, "989.4", "TFLOPS", "dense fp16 matrix (tensor core) throughput of the chip", {}},
+      {"gpu.tensor_tflops.bf16", T::Double, "989.4", "TFLOPS", "dense bf16 matrix throughput of the chip", {}},
+      {"gpu.tensor_tflops.fp32", T::Double, "494.7", "TFLOPS", "dense matrix throughput for fp32 inputs (TF32 on NVIDIA)", {}},
+      {"gpu.vector_tflops", T::Double, "66.9", "TFLOPS", "non-matrix fp32 throughput: element-wise and reduce arithmetic", {}},
+      {"gpu.transcendental_flops", T::Double, "4", "flop",
+       "cost of one exp/sigmoid/gelu/sqrt/rsqrt/div/rope element in fp32 flops", {}},
+      {"gpu.matmul.mma_efficiency", T::Double, "0.8", "fraction",
+       "share of the peak matrix rate a tile's K loop sustains (calibrated, docs/gpu.md#calibration)", {}},
+      {"gpu.hbm.bandwidth_gbps", T::Double, "3350", "GB/s", "peak DRAM (HBM) bandwidth", {}},
+      {"gpu.hbm.efficiency", T::Double, "0.9", "fraction", "share of the peak a streaming copy sustains", {}},
+      {"gpu.hbm.latency_ns", T::Double, "600", "ns", "latency of a load that misses to HBM; bounds what a warp's loads in flight can move", {}},
+      {"gpu.l2.size_mib", T::Double, "50", "MiB", "last-level cache shared by all SMs (L2; Infinity Cache on MI300X)", {}},
+      {"gpu.l2.bandwidth_gbps", T::Double, "10000", "GB/s", "bandwidth of that cache, shared by all SMs", {}},
+      {"gpu.l2.sm_bytes_per_cycle", T::Double, "64", "B/cycle", "L2-to-SM bandwidth of one SM", {}},
+      {"gpu.mem.bytes_in_flight_per_warp", T::Double, "2048", "B", "global loads one warp keeps outstanding (element-wise ops)", {}},
+      {"gpu.task_overhead_cycles", T::Double, "200", "cycles", "per task: index math, call, warp sync", {}},
+      {"gpu.barrier_ns", T::Double, "1000", "ns", "sync_gpu across processors: last arrival to release", {}},
+      {"gpu.launch_overhead_us", T::Double, "5", "us", "kernel launch to the first task, once per run", {}},
+      {"gpu.link.bandwidth_gbps", T::Double, "450", "GB/s", "GPU-to-GPU bandwidth of one GPU per direction, all links together", {}},
+      {"gpu.link.peer_bandwidth_gbps", T::Double, "450", "GB/s",
+       "one GPU to one peer per direction (through a switch: the same as bandwidth_gbps)", {}},
+      {"gpu.link.latency_ns", T::Double, "1000", "ns", "one-way latency of a remote write or signal", {}},
+      {"gpu.link.proxy_latency_us", T::Double, "3", "us", "host proxy service time of a Proxy-channel put", {}},
+  };
+  s.insert(s.end(), gpu.begin(), gpu.end());
   return s;
 }
 }  // namespace

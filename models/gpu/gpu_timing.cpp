@@ -1,0 +1,200 @@
+#include "models/gpu/gpu_timing.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/ir/error.h"
+
+namespace npusim::models {
+
+namespace {
+
+double positive(const config::HwConfig& c, const std::string& key) {
+  const double v = c.get_double(key);
+  if (!(v > 0)) throw InputError(c.source(), key, "must be greater than 0, got " + c.get_string(key));
+  return v;
+}
+
+double fraction(const config::HwConfig& c, const std::string& key) {
+  const double v = positive(c, key);
+  if (v > 1) throw InputError(c.source(), key, "is a fraction: must be at most 1, got " + c.get_string(key));
+  return v;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
+
+}  // namespace
+
+GpuParams GpuParams::read(const config::HwConfig& c) {
+  GpuParams p;
+  p.arch = c.get_string("gpu.arch");
+  p.clock_ghz = positive(c, "clock_mhz") / 1000.0;
+  const double hz = p.clock_ghz * 1e9;
+  p.num_sms = static_cast<int>(positive(c, "gpu.num_sms"));
+  p.warp_size = static_cast<int>(positive(c, "gpu.warp_size"));
+  p.max_warps_per_block = static_cast<int>(positive(c, "gpu.max_warps_per_block"));
+  p.sub_partitions = static_cast<int>(positive(c, "gpu.sub_partitions"));
+  p.smem_per_sm_bytes = static_cast<int64_t>(positive(c, "gpu.smem_per_sm_kib") * 1024);
+  p.smem_per_block_bytes = static_cast<int64_t>(positive(c, "gpu.smem_per_block_kib") * 1024);
+  if (p.smem_per_block_bytes > p.smem_per_sm_bytes)
+    throw InputError(c.source(), "gpu.smem_per_block_kib", "exceeds gpu.smem_per_sm_kib");
+  p.smem_bytes_per_cycle = positive(c, "gpu.smem_bytes_per_cycle");
+  auto per_sm_cycle = [&](const std::string& key) { return positive(c, key) * 1e12 / (hz * p.num_sms); };
+  p.tensor_fpc_fp16 = per_sm_cycle("gpu.tensor_tflops.fp16");
+  p.tensor_fpc_bf16 = per_sm_cycle("gpu.tensor_tflops.bf16");
+  p.tensor_fpc_fp32 = per_sm_cycle("gpu.tensor_tflops.fp32");
+  p.vector_fpc = per_sm_cycle("gpu.vector_tflops");
+  p.transcendental_flops = positive(c, "gpu.transcendental_flops");
+  p.mma_efficiency = fraction(c, "gpu.matmul.mma_efficiency");
+  p.hbm_bytes_per_cycle = positive(c, "gpu.hbm.bandwidth_gbps") * 1e9 * fraction(c, "gpu.hbm.efficiency") / hz;
+  p.hbm_latency_cycles = positive(c, "gpu.hbm.latency_ns") * p.clock_ghz;
+  p.l2_bytes = static_cast<int64_t>(positive(c, "gpu.l2.size_mib") * 1024 * 1024);
+  p.l2_bytes_per_cycle = positive(c, "gpu.l2.bandwidth_gbps") * 1e9 / hz;
+  p.sm_l2_bytes_per_cycle = positive(c, "gpu.l2.sm_bytes_per_cycle");
+  p.bytes_in_flight_per_warp = positive(c, "gpu.mem.bytes_in_flight_per_warp");
+  p.task_overhead_cycles = c.get_double("gpu.task_overhead_cycles");
+  p.barrier_cycles = c.get_double("gpu.barrier_ns") * p.clock_ghz;
+  p.launch_overhead_cycles = c.get_double("gpu.launch_overhead_us") * 1000 * p.clock_ghz;
+  p.link_bytes_per_cycle = positive(c, "gpu.link.bandwidth_gbps") * 1e9 / hz;
+  p.link_peer_bytes_per_cycle = positive(c, "gpu.link.peer_bandwidth_gbps") * 1e9 / hz;
+  p.link_latency_cycles = c.get_double("gpu.link.latency_ns") * p.clock_ghz;
+  p.proxy_latency_cycles = c.get_double("gpu.link.proxy_latency_us") * 1000 * p.clock_ghz;
+  return p;
+}
+
+double GpuParams::tensor_flops_per_cycle(gpu::DataType t) const {
+  switch (t) {
+    case gpu::DataType::FP16: return tensor_fpc_fp16;
+    case gpu::DataType::BF16: return tensor_fpc_bf16;
+    default: return tensor_fpc_fp32;
+  }
+}
+
+const char* limiter_name(Limiter l) {
+  static const char* names[kNumLimiters] = {"math", "smem", "latency", "l2", "hbm", "link", "sync"};
+  return names[static_cast<int>(l)];
+}
+
+double slot_math_share(const GpuParams& p, int slot_warps) {
+  return std::min(1.0, static_cast<double>(std::max(1, slot_warps)) / p.sub_partitions);
+}
+
+double slot_memory_rate(const GpuParams& p, int slot_warps) {
+  const double little = std::max(1, slot_warps) * p.bytes_in_flight_per_warp / std::max(1.0, p.hbm_latency_cycles);
+  return std::min(little, p.sm_l2_bytes_per_cycle);
+}
+
+MatmulTiming matmul_timing(const GpuParams& p, const MatmulTile& t, int slot_warps, int64_t slot_sram) {
+  MatmulTiming r;
+  const int w = std::max(1, slot_warps);
+  const int64_t in_b = gpu::data_type_bytes(t.in_type), out_b = gpu::data_type_bytes(t.out_type);
+  // Warp grid wm x wn = w that reads the least shared memory per K step: each warp reads its
+  // (TM/wm) x TK slice of A and TK x (TN/wn) slice of B.
+  int64_t best = -1;
+  for (int wm = 1; wm <= w; ++wm) {
+    if (w % wm) continue;
+    const int wn = w / wm;
+    const int64_t elems = t.tm * t.tk * wn + t.tn * t.tk * wm;
+    if (best < 0 || elems < best) best = elems, r.warps_m = wm, r.warps_n = wn;
+  }
+  r.k_steps = ceil_div(t.k, t.tk);
+  r.stage_bytes = (t.tm + t.tn) * t.tk * in_b;
+  r.stages = std::max<int64_t>(2, r.stage_bytes > 0 ? slot_sram / r.stage_bytes : 2);
+  const double tile_step_flops = 2.0 * t.tm * t.tn * t.tk;  // padded tiles are computed in full
+  const double rate = p.tensor_flops_per_cycle(t.in_type) * p.mma_efficiency;
+  r.math_step = tile_step_flops / (rate * slot_math_share(p, w));
+  r.smem_step = static_cast<double>(best) * in_b / p.smem_bytes_per_cycle;
+  // Loads of one step: the SM's L2 port, or the pipeline depth hiding the memory latency.
+  r.load_step = std::max(r.stage_bytes / p.sm_l2_bytes_per_cycle, p.hbm_latency_cycles / r.stages);
+  double step = r.math_step;
+  r.limiter = Limiter::Math;
+  if (r.smem_step > step) step = r.smem_step, r.limiter = Limiter::Smem;
+  if (r.load_step > step) step = r.load_step, r.limiter = Limiter::Latency;
+  r.prologue = p.task_overhead_cycles + p.hbm_latency_cycles;
+  r.epilogue = static_cast<double>(t.m_valid * t.n_valid * out_b) / p.sm_l2_bytes_per_cycle;
+  r.own_cycles = r.prologue + r.k_steps * step + r.epilogue;
+  r.sm_math_cycles = r.k_steps * tile_step_flops / rate;
+  r.l2_bytes = static_cast<double>(r.k_steps * (t.m_valid + t.n_valid) * t.tk * in_b + t.m_valid * t.n_valid * out_b);
+  return r;
+}
+
+MatmulTile matmul_tile(const gpu::Op& op, int64_t task_id) {
+  MatmulTile t;
+  if (op.config.tile_shape_mnk) {
+    t.tm = (*op.config.tile_shape_mnk)[0];
+    t.tn = (*op.config.tile_shape_mnk)[1];
+    t.tk = (*op.config.tile_shape_mnk)[2];
+  }
+  if (!op.read_tensors.empty()) t.in_type = op.read_tensors[0].dtype;
+  if (!op.write_tensors.empty()) t.out_type = op.write_tensors[0].dtype;
+  if (!op.matmul) return t;
+  const gpu::MatmulShape& s = *op.matmul;
+  t.k = s.k;
+  // Task index -> (batch, m tile, n tile), row-major (ARK's UnitOp over [N, C, M/TM, N/TN]).
+  const int64_t mt = std::max<int64_t>(1, ceil_div(s.m, t.tm)), nt = std::max<int64_t>(1, ceil_div(s.n, t.tn));
+  const int64_t n_idx = task_id % nt, m_idx = (task_id / nt) % mt;
+  t.m_valid = std::clamp<int64_t>(s.m - m_idx * t.tm, 0, t.tm);
+  t.n_valid = std::clamp<int64_t>(s.n - n_idx * t.tn, 0, t.tn);
+  return t;
+}
+
+double flop_weight(const GpuParams& p, gpu::OpType t) {
+  switch (t) {
+    case gpu::OpType::Exp: case gpu::OpType::Gelu: case gpu::OpType::Sigmoid: case gpu::OpType::Rsqrt:
+    case gpu::OpType::Sqrt: case gpu::OpType::Div: case gpu::OpType::Rope:
+      return p.transcendental_flops;
+    default: return 1.0;
+  }
+}
+
+TaskDemand task_demand(const GpuParams& p, const gpu::Op& op, int own_rank, int slot_warps, int64_t slot_sram,
+                       double hbm_bytes_per_task, int64_t task_id) {
+  TaskDemand d;
+  const gpu::OpClass cls = gpu::op_class(op.type);
+  if (op.is_virtual || cls == gpu::OpClass::Virtual) return d;
+  if (op.type == gpu::OpType::Matmul) {
+    const MatmulTiming m = matmul_timing(p, matmul_tile(op, task_id), slot_warps, slot_sram);
+    d.own_cycles = m.own_cycles;
+    d.own_limiter = m.limiter;
+    d.sm_math_cycles = m.sm_math_cycles;
+    d.l2_bytes = m.l2_bytes;
+    d.hbm_bytes = std::min(hbm_bytes_per_task, m.l2_bytes);
+    d.flops = static_cast<double>(op.task_cost.flops);
+    return d;
+  }
+  d.own_cycles = p.task_overhead_cycles;
+  d.own_limiter = Limiter::Sync;
+  // Signals, waits and flushes move no data; the SM model adds their waiting time.
+  if (cls == gpu::OpClass::Sync || op.type == gpu::OpType::Recv || op.type == gpu::OpType::SendDone) return d;
+  const int64_t n = std::max<int64_t>(1, op.config.present ? op.config.num_tasks : 1);
+  const gpu::OpCost& c = op.task_cost;
+  double local = static_cast<double>((c.bytes_read - c.remote_bytes_read) + (c.bytes_written - c.remote_bytes_written));
+  if (op.type == gpu::OpType::Embedding && op.read_tensors.size() >= 2 && !op.write_tensors.empty()) {
+    // A gather: the indices and only the weight rows it copies, not the whole table.
+    local = static_cast<double>(ceil_div(op.read_tensors[0].bytes() + 2 * op.write_tensors[0].bytes(), n));
+  }
+  const bool proxy = op.type == gpu::OpType::Send && op.config.channel_type != "Sm";
+  double remote = 0;
+  for (const gpu::Tensor& t : op.write_tensors) {
+    if (!t.is_remote(own_rank)) continue;
+    const double b = static_cast<double>(ceil_div(t.bytes(), n));
+    if (proxy) {
+      d.proxy_put_bytes += b;
+    } else {
+      d.link_bytes.emplace_back(t.buffer_rank, b);
+      remote += b;
+    }
+  }
+  if (proxy) return d;  // thread 0 posts one request; the proxy copies the data
+  d.flops = static_cast<double>(c.flops);
+  d.sm_math_cycles = d.flops * flop_weight(p, op.type) / p.vector_fpc;
+  const double math_own = d.sm_math_cycles / slot_math_share(p, slot_warps);
+  const double mem_own = local + remote > 0 ? p.hbm_latency_cycles + (local + remote) / slot_memory_rate(p, slot_warps) : 0;
+  d.own_cycles += std::max(math_own, mem_own);
+  d.own_limiter = math_own > mem_own ? Limiter::Math : Limiter::Latency;
+  d.l2_bytes = local;
+  d.hbm_bytes = std::min(hbm_bytes_per_task, local);
+  return d;
+}
+
+}  // namespace npusim::models

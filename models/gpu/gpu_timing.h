@@ -1,0 +1,137 @@
+// GPU timing: pure formulas, no SystemC (docs/gpu.md#timing). One task (an ARK output tile) on
+// one slot (a group of warps of one SM) asks the hardware for: its own latency on the slot, a
+// share of the SM's math pipes, bytes through the L2 and HBM shared by all SMs, and bytes over
+// the links to other GPUs. The SM model (models/gpu/gpu_units.h) reserves the shared parts on
+// arbitrated servers, so concurrent tasks and processor groups slow each other down.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/config/hw_config.h"
+#include "sim/ir/gpu_program.h"
+
+namespace npusim::models {
+
+// Every number in cycles / bytes / flops of the SM clock (clock_mhz).
+struct GpuParams {
+  std::string arch = "CUDA_90";
+  int num_sms = 132;
+  int warp_size = 32;
+  int max_warps_per_block = 32;
+  int sub_partitions = 4;
+  int64_t smem_per_sm_bytes = 228 * 1024;
+  int64_t smem_per_block_bytes = 227 * 1024;
+  double clock_ghz = 1.83;
+  double smem_bytes_per_cycle = 128;    // per SM
+  double tensor_fpc_fp16 = 4096;        // flop/cycle per SM
+  double tensor_fpc_bf16 = 4096;
+  double tensor_fpc_fp32 = 2048;
+  double vector_fpc = 256;              // flop/cycle per SM
+  double transcendental_flops = 4;
+  double mma_efficiency = 0.8;
+  double hbm_bytes_per_cycle = 1648;    // whole GPU, sustained (peak x efficiency)
+  double hbm_latency_cycles = 1098;
+  int64_t l2_bytes = 50LL << 20;
+  double l2_bytes_per_cycle = 5464;     // whole GPU
+  double sm_l2_bytes_per_cycle = 64;    // one SM's port
+  double bytes_in_flight_per_warp = 2048;
+  double task_overhead_cycles = 200;
+  double barrier_cycles = 1830;
+  double launch_overhead_cycles = 9150;
+  double link_bytes_per_cycle = 246;       // per GPU and direction
+  double link_peer_bytes_per_cycle = 246;  // per GPU pair and direction
+  double link_latency_cycles = 1830;
+  double proxy_latency_cycles = 5490;
+
+  // Reads the gpu.* keys (and clock_mhz); a rate or size that is not > 0 is an InputError.
+  static GpuParams read(const config::HwConfig& c);
+  double tensor_flops_per_cycle(gpu::DataType t) const;  // per SM, fp32 rate for non-float types
+  double cycles_per_ns() const { return clock_ghz; }
+};
+
+// Which term decided a task's time (reports name a processor group's bound after them).
+enum class Limiter { Math, Smem, Latency, L2, Hbm, Link, Sync };
+const char* limiter_name(Limiter l);  // "math", "smem", "latency", "l2", "hbm", "link", "sync"
+constexpr int kNumLimiters = 7;
+
+// One task of one op on one slot.
+struct TaskDemand {
+  double own_cycles = 0;       // alone on its slot with an idle memory system
+  Limiter own_limiter = Limiter::Latency;
+  double sm_math_cycles = 0;   // occupancy of the SM's math pipes at the whole SM's rate
+  double l2_bytes = 0;         // loads and stores of this SM through the L2
+  double hbm_bytes = 0;        // the part of them that reaches HBM
+  double flops = 0;
+  std::vector<std::pair<int, double>> link_bytes;  // (destination rank, bytes) written remotely
+  double proxy_put_bytes = 0;  // Send over a Proxy channel: copied asynchronously by the proxy
+};
+
+// Warps of a slot get min(1, warps / sub_partitions) of the SM's math rate: a warp issues on
+// one scheduler only.
+double slot_math_share(const GpuParams& p, int slot_warps);
+
+// Bytes per cycle one slot can keep moving with its loads in flight (Little's law), capped
+// by the SM's L2 port.
+double slot_memory_rate(const GpuParams& p, int slot_warps);
+
+// The matmul tile of one task: TM x TN output with the whole K loop in TK steps.
+struct MatmulTile {
+  int64_t tm = 128, tn = 256, tk = 64;
+  int64_t m_valid = 128, n_valid = 256;  // rows/cols of the tile inside the problem
+  int64_t k = 0;
+  gpu::DataType in_type = gpu::DataType::FP16, out_type = gpu::DataType::FP16;
+};
+
+struct MatmulTiming {
+  int64_t k_steps = 0;
+  int warps_m = 1, warps_n = 1;          // warp grid over the tile
+  int64_t stage_bytes = 0;               // A and B slices of one K step
+  int64_t stages = 2;                    // K steps in flight (shared-memory pipeline depth)
+  double math_step = 0, smem_step = 0, load_step = 0;  // cycles per K step
+  double prologue = 0, epilogue = 0;
+  double own_cycles = 0;
+  Limiter limiter = Limiter::Math;
+  double sm_math_cycles = 0;
+  double l2_bytes = 0;
+};
+
+// docs/gpu.md#matmul: own = latency + k_steps * max(math, smem, load) + epilogue.
+MatmulTiming matmul_timing(const GpuParams& p, const MatmulTile& t, int slot_warps, int64_t slot_sram);
+
+// The matmul tile of task `task_id` of op (edge tiles have fewer valid rows/cols).
+MatmulTile matmul_tile(const gpu::Op& op, int64_t task_id);
+
+// A first-come first-served server of a rate (HBM, L2, a link, an SM's math pipes): work
+// arriving at `now` starts when the previous work is done and takes amount / rate cycles.
+// The SM model waits until the returned cycle, so concurrent users share the rate.
+class RateServer {
+ public:
+  explicit RateServer(double per_cycle = 1) : m_rate(per_cycle) {}
+  double reserve(double now, double amount) {
+    if (amount <= 0) return now;
+    const double start = now > m_free ? now : m_free;
+    const double t = amount / m_rate;
+    m_free = start + t;
+    m_busy += t;
+    m_total += amount;
+    return m_free;
+  }
+  double busy_cycles() const { return m_busy; }
+  double total() const { return m_total; }
+
+ private:
+  double m_rate;
+  double m_free = 0, m_busy = 0, m_total = 0;
+};
+
+// Flops an element-wise/reduce op costs per counted flop (transcendental functions cost more).
+double flop_weight(const GpuParams& p, gpu::OpType t);
+
+// One task of op on a slot of slot_warps warps and slot_sram bytes. hbm_bytes_per_task: this
+// op's HBM traffic per task (sim/mapping/gpu_traffic.h); own_rank tells remote tensors apart.
+TaskDemand task_demand(const GpuParams& p, const gpu::Op& op, int own_rank, int slot_warps, int64_t slot_sram,
+                       double hbm_bytes_per_task, int64_t task_id = 0);
+
+}  // namespace npusim::models

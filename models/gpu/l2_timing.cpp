@@ -1,0 +1,95 @@
+#include "models/gpu/l2_timing.h"
+
+#include <algorithm>
+
+namespace npusim::models {
+
+int64_t L2Residency::dirty_bytes() const {
+  int64_t d = 0;
+  for (const Entry& e : m_lru)
+    if (e.dirty) d += e.region.size();
+  return d;
+}
+
+std::vector<L2Residency::Entry> L2Residency::cut(const ByteRegion& r) {
+  std::vector<Entry> parts;
+  for (auto it = m_lru.begin(); it != m_lru.end();) {
+    ByteRegion& e = it->region;
+    const int64_t lo = std::max(e.begin, r.begin), hi = std::min(e.end, r.end);
+    if (e.buffer != r.buffer || lo >= hi) {
+      ++it;
+      continue;
+    }
+    parts.push_back({{r.buffer, lo, hi}, it->dirty});
+    m_used -= hi - lo;
+    // Keep the parts of the entry on either side of r, at the entry's place in the LRU order.
+    if (e.begin < lo && e.end > hi) {
+      Entry right{{e.buffer, hi, e.end}, it->dirty};
+      e.end = lo;
+      it = m_lru.insert(std::next(it), right);
+      ++it;
+    } else if (e.begin < lo) {
+      e.end = lo;
+      ++it;
+    } else if (e.end > hi) {
+      e.begin = hi;
+      ++it;
+    } else {
+      it = m_lru.erase(it);
+    }
+  }
+  std::sort(parts.begin(), parts.end(), [](const Entry& a, const Entry& b) { return a.region.begin < b.region.begin; });
+  return parts;
+}
+
+int64_t L2Residency::insert(ByteRegion r, bool dirty) {
+  if (m_capacity <= 0 || r.size() <= 0) return 0;
+  // A region larger than the cache streams through it: only its tail stays.
+  if (r.size() > m_capacity) r.begin = r.end - m_capacity;
+  m_lru.push_front({r, dirty});
+  m_used += r.size();
+  int64_t written_back = 0;
+  while (m_used > m_capacity && !m_lru.empty()) {
+    Entry& last = m_lru.back();
+    const int64_t excess = m_used - m_capacity;
+    const int64_t take = std::min(excess, last.region.size());
+    if (last.dirty) written_back += take;
+    m_used -= take;
+    last.region.begin += take;  // evict the lowest addresses of the oldest entry first
+    if (last.region.size() <= 0) m_lru.pop_back();
+  }
+  return written_back;
+}
+
+L2Access L2Residency::read(const ByteRegion& r) {
+  L2Access a;
+  const std::vector<Entry> parts = cut(r);
+  for (const Entry& e : parts) a.hit_bytes += e.region.size();
+  a.miss_bytes = r.size() - a.hit_bytes;
+  if (r.size() > m_capacity) {
+    // Streams through: the tail stays, clean; dirty bytes pushed out are written back.
+    for (const Entry& e : parts)
+      if (e.dirty) a.writeback_bytes += e.region.size();
+    a.writeback_bytes += insert(r, false);
+    return a;
+  }
+  // Missed gaps come in clean; resident parts keep their dirty flag; all become most recent.
+  int64_t pos = r.begin;
+  for (const Entry& e : parts) {
+    if (e.region.begin > pos) a.writeback_bytes += insert({r.buffer, pos, e.region.begin}, false);
+    a.writeback_bytes += insert(e.region, e.dirty);
+    pos = e.region.end;
+  }
+  if (pos < r.end) a.writeback_bytes += insert({r.buffer, pos, r.end}, false);
+  return a;
+}
+
+L2Access L2Residency::write(const ByteRegion& r) {
+  L2Access a;
+  for (const Entry& e : cut(r)) a.hit_bytes += e.region.size();
+  // Bytes of a region larger than the cache go straight through to HBM.
+  a.writeback_bytes = std::max<int64_t>(0, r.size() - m_capacity) + insert(r, true);
+  return a;
+}
+
+}  // namespace npusim::models

@@ -1,0 +1,50 @@
+// Which bytes of a plan reach HBM: an LRU model of the GPU's L2 over buffer byte ranges, played
+// once over the ops in program order (docs/gpu.md#l2). No SystemC.
+// Contract: reads of resident bytes hit; missed bytes are fetched from HBM and become resident;
+// writes allocate dirty lines without a fetch; evicting dirty bytes writes them back (charged
+// to the access that evicts them); overwriting dirty bytes in place costs no write-back (why
+// ARK's "overwrite" plans save traffic). Dirty bytes still resident at the end are not charged.
+#pragma once
+#include <cstdint>
+#include <list>
+#include <vector>
+
+namespace npusim::models {
+
+// A byte range [begin, end) of one buffer (buffer: any id unique within one GPU).
+struct ByteRegion {
+  int64_t buffer = 0;
+  int64_t begin = 0, end = 0;
+  int64_t size() const { return end > begin ? end - begin : 0; }
+};
+
+struct L2Access {
+  int64_t hit_bytes = 0;
+  int64_t miss_bytes = 0;       // read from HBM
+  int64_t writeback_bytes = 0;  // dirty bytes evicted to make room
+};
+
+class L2Residency {
+ public:
+  explicit L2Residency(int64_t capacity_bytes) : m_capacity(capacity_bytes) {}
+  L2Access read(const ByteRegion& r);
+  L2Access write(const ByteRegion& r);
+  int64_t resident_bytes() const { return m_used; }
+  int64_t dirty_bytes() const;
+
+ private:
+  struct Entry {
+    ByteRegion region;
+    bool dirty = false;
+  };
+  // Cuts r out of every entry and returns the resident parts of r (with their dirty flags).
+  std::vector<Entry> cut(const ByteRegion& r);
+  // Inserts r as most recent (only its last `capacity` bytes when larger), then evicts;
+  // returns the dirty bytes evicted.
+  int64_t insert(ByteRegion r, bool dirty);
+  std::list<Entry> m_lru;  // front: most recently used
+  int64_t m_capacity;
+  int64_t m_used = 0;
+};
+
+}  // namespace npusim::models

@@ -1,0 +1,193 @@
+#include "sim/check/regress.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <ostream>
+#include <sstream>
+
+#include "frontends/frontend_ir/frontend_ir_reader.h"
+#include "sim/check/check.h"
+#include "sim/ir/error.h"
+#include "sim/sweep/runner.h"
+
+namespace npusim::check {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+json read_json(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InputError(path, "", "cannot open");
+  std::stringstream s;
+  s << f.rdbuf();
+  try {
+    return json::parse(s.str());
+  } catch (const json::exception& e) {
+    throw InputError(path, "", std::string("not valid JSON: ") + e.what());
+  }
+}
+
+std::string string_key(const json& meta, const std::string& path, const char* key, const std::string& dflt) {
+  if (!meta.contains(key)) {
+    if (dflt.empty()) throw InputError(path, std::string("/") + key, "missing (the set's IR file, e.g. \"ir.json\")");
+    return dflt;
+  }
+  if (!meta[key].is_string()) throw InputError(path, std::string("/") + key, "expected a string");
+  return meta[key].get<std::string>();
+}
+
+// A relative hw path: the set folder, each folder above it, then the current folder.
+std::string resolve_hw(const fs::path& set_dir, const std::string& hw, const std::string& meta_path) {
+  if (fs::path(hw).is_absolute()) return hw;
+  std::error_code ec;
+  for (fs::path d = fs::absolute(set_dir, ec);; d = d.parent_path()) {
+    if (fs::is_regular_file(d / hw, ec)) return (d / hw).lexically_normal().string();
+    if (d == d.parent_path()) break;
+  }
+  if (fs::is_regular_file(hw, ec)) return hw;
+  throw InputError(meta_path, "/hw", "'" + hw + "' found neither in the set's folder or a folder above it nor in the "
+                                     "current folder; give sim regress --hw");
+}
+
+GoldenSet load_set(const fs::path& dir, const std::string& hw_override) {
+  const std::string meta_path = (dir / "meta.json").string();
+  const json meta = read_json(meta_path);
+  if (!meta.is_object()) throw InputError(meta_path, "", "expected an object {\"ir\": ..., \"hw\": ...}");
+  GoldenSet s;
+  s.dir = dir.string();
+  s.name = dir.filename().string();
+  s.ir = (dir / string_key(meta, meta_path, "ir", "")).lexically_normal().string();
+  s.npy_dir = (dir / string_key(meta, meta_path, "npy_dir", ".")).lexically_normal().string();
+  s.hw_label = hw_override.empty() ? string_key(meta, meta_path, "hw", "configs/npu.yaml") : hw_override;
+  s.hw = hw_override.empty() ? resolve_hw(dir, s.hw_label, meta_path) : hw_override;
+  s.expected_report = (dir / "expected_report.json").string();
+  return s;
+}
+
+std::string signed_str(long long d) { return (d > 0 ? "+" : "") + std::to_string(d); }
+
+std::string change(const std::string& what, long long e, long long a) {
+  char pct[32] = "";
+  if (e != 0) std::snprintf(pct, sizeof pct, ", %+.2f%%", 100.0 * static_cast<double>(a - e) / static_cast<double>(e));
+  return what + ": " + std::to_string(e) + " -> " + std::to_string(a) + " (" + signed_str(a - e) + pct + ")";
+}
+
+long long int_at(const json& j, const char* a, const char* b) {
+  if (!j.contains(a) || !j[a].contains(b) || !j[a][b].is_number_integer()) return -1;
+  return j[a][b].get<long long>();
+}
+
+}  // namespace
+
+std::vector<GoldenSet> find_golden_sets(const std::string& root, const std::string& hw_override) {
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) throw InputError(root, "", "not a folder of golden sets");
+  if (fs::is_regular_file(fs::path(root) / "meta.json", ec)) return {load_set(root, hw_override)};
+  std::vector<fs::path> dirs;
+  for (const auto& e : fs::directory_iterator(root, ec))
+    if (e.is_directory() && fs::is_regular_file(e.path() / "meta.json")) dirs.push_back(e.path());
+  std::sort(dirs.begin(), dirs.end());
+  if (dirs.empty()) throw InputError(root, "", "holds no golden set (a folder with meta.json)");
+  std::vector<GoldenSet> sets;
+  for (const auto& d : dirs) sets.push_back(load_set(d, hw_override));
+  return sets;
+}
+
+std::vector<std::string> diff_reports(const json& expected, const json& actual) {
+  std::vector<std::string> d;
+  for (const char* k : {"npu_cycles", "host_cycles"}) {
+    const long long e = int_at(expected, "totals", k), a = int_at(actual, "totals", k);
+    if (e != a) d.push_back(change(std::string("totals.") + k, e, a));
+  }
+  auto cycles_by_name = [](const json& r) {
+    std::vector<std::pair<std::string, long long>> v;
+    if (r.contains("layers") && r["layers"].is_array())
+      for (const auto& l : r["layers"])
+        if (l.contains("name") && l["name"].is_string())
+          v.emplace_back(l["name"].get<std::string>(), l.value("cycles", -1LL));
+    return v;
+  };
+  const auto ev = cycles_by_name(expected), av = cycles_by_name(actual);
+  const std::map<std::string, long long> em(ev.begin(), ev.end()), am(av.begin(), av.end());
+  for (const auto& [name, e] : ev) {
+    auto it = am.find(name);
+    if (it == am.end()) d.push_back("layer " + name + ": missing from the new report");
+    else if (it->second != e) d.push_back(change("layer " + name + " cycles", e, it->second));
+  }
+  for (const auto& [name, a] : av)
+    if (!em.count(name)) d.push_back("layer " + name + ": not in the expected report (" + std::to_string(a) + " cycles)");
+  return d;
+}
+
+int run_regress(const std::string& root, const RegressOptions& o, const SimulateFn& simulate, std::ostream& out) {
+  const std::vector<GoldenSet> sets = find_golden_sets(root, o.hw);
+  bool failed = false;
+  // Numerics in this process (no SystemC here).
+  for (const GoldenSet& s : sets) {
+    const ir::Graph g = frontends::read_frontend_ir(s.ir);
+    CheckOptions co;
+    co.npy_dir = s.npy_dir;
+    const CheckReport r = check_graph(g, co);
+    out << s.name << ": numerics: " << check_summary(r) << "\n";
+    if (!r.ok()) {
+      out << format_check_table(r, true);
+      failed = true;
+    }
+  }
+  // Timing: one forked child per set.
+  std::vector<sweep::TaskOutcome> done(sets.size());
+  sweep::PoolOptions po;
+  po.jobs = std::max(1, o.jobs);
+  sweep::run_forked(
+      sets.size(), po, [&](size_t i) { return simulate(sets[i].ir, sets[i].hw); },
+      [&](const sweep::TaskOutcome& t) { done[t.index] = t; });
+  for (size_t i = 0; i < sets.size(); ++i) {
+    const GoldenSet& s = sets[i];
+    if (!done[i].ok) {
+      out << s.name << ": timing: simulation failed: " << done[i].payload << "\n";
+      failed = true;
+      continue;
+    }
+    json actual;
+    try {
+      actual = json::parse(done[i].payload);
+    } catch (const json::exception& e) {
+      throw InternalError("regress: the simulation of " + s.ir + " returned no JSON report: " + e.what());
+    }
+    actual["hardware"]["source"] = s.hw_label;  // the same bytes wherever the repository lives
+    if (o.update) {
+      std::ofstream f(s.expected_report, std::ios::binary);
+      f << actual.dump(2) << "\n";
+      if (!f) throw InputError(s.expected_report, "", "cannot write");
+      out << s.name << ": timing: wrote " << s.expected_report << " (" << int_at(actual, "totals", "npu_cycles")
+          << " NPU cycles)\n";
+      continue;
+    }
+    std::error_code ec;
+    if (!fs::is_regular_file(s.expected_report, ec)) {
+      out << s.name << ": timing: no expected_report.json; create it with sim regress --update " << s.dir << "\n";
+      failed = true;
+      continue;
+    }
+    const std::vector<std::string> diffs = diff_reports(read_json(s.expected_report), actual);
+    if (diffs.empty()) {
+      out << s.name << ": timing: match (" << int_at(actual, "totals", "npu_cycles") << " NPU cycles, "
+          << actual["layers"].size() << " layers)\n";
+    } else {
+      out << s.name << ": timing: " << diffs.size() << " difference(s) from " << s.expected_report << "\n";
+      for (const auto& d : diffs) out << "  " << d << "\n";
+      failed = true;
+    }
+  }
+  out << "regress: " << sets.size() << " set(s): ";
+  if (failed) out << "DIFFERENCES (exit 1)" << (o.update ? "\n" : "; if the timing change is intended: sim regress --update\n");
+  else out << (o.update ? "numerics pass, baselines rewritten\n" : "all match\n");
+  return failed ? 1 : 0;
+}
+
+}  // namespace npusim::check

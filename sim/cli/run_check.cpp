@@ -1,0 +1,77 @@
+// `sim --ir X --check [--check-only] [--npy-dir D] [--chain] [--dump D]` and `sim regress`
+// (docs/golden.md). The check itself is sim/check (SystemC-free); it runs before the timing
+// simulation in this process, and `sim regress` gives each set's simulation a forked child.
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "frontends/frontend_ir/frontend_ir_reader.h"
+#include "sim/check/check.h"
+#include "sim/check/regress.h"
+#include "sim/cli/commands.h"
+#include "sim/config/hw_config.h"
+#include "sim/engine/npu_engine.h"
+#include "sim/mapping/mapper.h"
+#include "sim/report/report.h"
+
+namespace npusim::cli {
+
+void add_check_options(CLI::App& app, CheckCliOptions& o) {
+  app.add_flag("--check", o.check, "check every layer's output against the golden .npy files of its file_list (exit 1 on a mismatch)");
+  app.add_flag("--check-only", o.check_only, "like --check, without the timing simulation");
+  app.add_option("--npy-dir", o.npy_dir, "folder of the golden .npy files (default: the IR's folder)");
+  app.add_flag("--chain", o.chain, "with --check: feed each layer the outputs computed for its producers, not the golden inputs");
+  app.add_option("--dump", o.dump, "with --check: write the computed outputs as .npy files (file_list names) into this folder");
+}
+
+int run_check(const RunOptions& run, const CheckCliOptions& o) {
+  const ir::Graph graph = frontends::read_frontend_ir(run.ir);
+  check::CheckOptions co;
+  co.npy_dir = o.npy_dir.empty() ? std::filesystem::path(run.ir).parent_path().string() : o.npy_dir;
+  co.chain = o.chain;
+  co.dump_dir = o.dump;
+  if (!co.dump_dir.empty()) std::filesystem::create_directories(co.dump_dir);
+  const check::CheckReport r = check::check_graph(graph, co);
+  std::cout << "functional check of " << graph.name << " against " << (co.npy_dir.empty() ? "." : co.npy_dir)
+            << (co.chain ? " (chained: each layer reads its producers' computed outputs)" : " (golden inputs per layer)")
+            << "\n"
+            << format_check_table(r) << std::flush;
+  int rc = kOk;
+  if (!o.check_only) {
+    std::cout << "\n";
+    rc = run_npu(run);
+  }
+  return r.ok() ? rc : kCheckFailed;
+}
+
+namespace {
+struct RegressCliOptions {
+  std::string root;
+  check::RegressOptions opt;
+};
+
+std::string simulate_report(const std::string& ir_path, const std::string& hw) {
+  const ir::Graph g = frontends::read_frontend_ir(ir_path);
+  const config::HwConfig cfg = config::HwConfig::load(hw, {});
+  const mapping::Program prog = mapping::map_graph(g, cfg);
+  const engine::SimResult sim = engine::simulate_npu(prog, cfg);  // once per (child) process
+  return report::to_json(report::build_report(g.name, prog, sim.timings, cfg)).dump(2);
+}
+}  // namespace
+
+std::function<int()> add_regress_command(CLI::App& app) {
+  auto o = std::make_shared<RegressCliOptions>();
+  auto* cmd = app.add_subcommand("regress", "re-check the golden sets: numerics and cycles against expected_report.json (docs/golden.md)");
+  cmd->add_option("dir", o->root, "a golden set (folder with meta.json) or a folder of sets, e.g. golden/")->required();
+  cmd->add_flag("--update", o->opt.update, "rewrite every expected_report.json with the current simulation");
+  cmd->add_option("--hw", o->opt.hw, "hardware description for every set (default: meta.json's hw)");
+  cmd->add_option("-j,--jobs", o->opt.jobs, "simulations at a time")->capture_default_str();
+  return [o, cmd]() -> int {
+    if (!cmd->parsed()) return -1;
+    return check::run_regress(o->root, o->opt, simulate_report, std::cout) == 0 ? kOk : kCheckFailed;
+  };
+}
+
+}  // namespace npusim::cli

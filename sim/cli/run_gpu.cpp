@@ -1,0 +1,200 @@
+// `sim --plan P... [--model M] --hw H` and `sim --model M --hw H [--write-plan F]`: ARK plans on
+// the GPU model; `sim gpu-calibrate`: single-GEMM plans vs measured times (docs/gpu.md). The
+// options live here so main.cpp only wires them in.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "frontends/ark/ark_reader.h"
+#include "sim/cli/commands.h"
+#include "sim/config/hw_config.h"
+#include "sim/engine/gpu_engine.h"
+#include "sim/ir/error.h"
+#include "sim/mapping/gpu_default_plan.h"
+#include "sim/report/gpu_report.h"
+#include "sim/sweep/runner.h"
+
+namespace npusim::cli {
+
+namespace {
+
+struct GpuCliOptions {
+  std::string model;
+  std::vector<std::string> plans;
+  std::string write_plan;
+  // gpu-calibrate
+  std::string cal_hw = "configs/gpu_h100.yaml", gemm;
+  std::vector<std::string> cal_sets;
+  std::vector<std::string> tiles;
+  std::string cal_csv;
+  int jobs = 0;
+};
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  if (!f) throw InputError(path, "", "cannot open for writing");
+  f << text;
+  if (!f) throw InputError(path, "", "write failed");
+}
+
+// Without --hw, the configuration of the GPU the plan was written for.
+std::string default_hw(const std::string& arch) {
+  if (arch.rfind("ROCM", 0) == 0) return "configs/gpu_mi300x.yaml";
+  if (arch == "CUDA_80") return "configs/gpu_a100.yaml";
+  return "configs/gpu_h100.yaml";
+}
+
+int run_gpu(const RunOptions& run, const GpuCliOptions& o, bool hw_given) {
+  // Read and validate everything before simulating.
+  std::vector<gpu::Program> plans;
+  for (const std::string& f : o.plans) plans.push_back(frontends::read_ark_plan(f));
+  std::unique_ptr<gpu::Model> model;
+  if (!o.model.empty()) model = std::make_unique<gpu::Model>(frontends::read_ark_model(o.model));
+  std::string arch = !plans.empty() ? plans[0].architecture : "";
+  const config::HwConfig cfg = config::HwConfig::load(hw_given ? run.hw : default_hw(arch), run.sets);
+  const models::GpuParams params = models::GpuParams::read(cfg);
+  if (plans.empty()) {
+    plans.push_back(mapping::default_plan(*model, params.num_sms, params.arch));
+  } else if (model) {
+    const gpu::Program* same = nullptr;
+    for (const gpu::Program& p : plans)
+      if (p.rank == model->rank) same = &p;
+    if (!same)
+      throw InputError(o.model, "/Rank", "no plan of rank " + std::to_string(model->rank) + " was given to check the model against");
+    frontends::cross_check(*model, *same);
+  }
+  if (!o.write_plan.empty()) {
+    if (plans.size() != 1) throw InputError("--write-plan", o.write_plan, "writes one plan; give one --plan or a --model");
+    write_file(o.write_plan, report::plan_to_json(plans[0]).dump(2) + "\n");
+  }
+  if (plans.size() > 1 || plans[0].world_size > 1) frontends::check_send_recv_pairs(plans);
+  std::sort(plans.begin(), plans.end(), [](const gpu::Program& a, const gpu::Program& b) { return a.rank < b.rank; });
+  for (const gpu::Program& p : plans)
+    frontends::validate_against_device(p, params.num_sms, params.max_warps_per_block, params.smem_per_block_bytes);
+  const mapping::GpuSimResult sim = engine::simulate_gpu(plans, cfg);
+  std::string workload = !o.plans.empty() ? o.plans[0] : o.model + " (default plan)";
+  if (o.plans.size() > 1) workload += " and " + std::to_string(o.plans.size() - 1) + " more ranks";
+  const report::GpuReport rep = report::build_gpu_report(workload, plans, sim, cfg);
+  if (!run.quiet) std::cout << report::format_gpu_table(rep);
+  if (!run.report_json.empty()) write_file(run.report_json, report::gpu_to_json(rep).dump(2) + "\n");
+  if (!run.csv.empty()) write_file(run.csv, report::gpu_to_csv(rep));
+  if (!run.trace.empty()) write_file(run.trace, report::gpu_chrome_trace(rep, plans, sim).dump() + "\n");
+  return kOk;
+}
+
+// "128x256x64:8" -> tile and warps; shared memory: 3 pipeline stages of the A and B slices.
+mapping::MatmulPlanSpec parse_tile(const std::string& s) {
+  mapping::MatmulPlanSpec t;
+  long long tm, tn, tk;
+  int w;
+  char tail;
+  if (std::sscanf(s.c_str(), "%lldx%lldx%lld:%d%c", &tm, &tn, &tk, &w, &tail) != 4 || tm < 1 || tn < 1 || tk < 1 || w < 1)
+    throw InputError("--tile", s, "expected TMxTNxTK:WARPS, e.g. 128x256x64:8");
+  t.tm = tm, t.tn = tn, t.tk = tk, t.warps = w;
+  t.sram_bytes = 3 * (tm + tn) * tk * 2;
+  return t;
+}
+
+int run_calibrate(const GpuCliOptions& o) {
+  const config::HwConfig cfg = config::HwConfig::load(o.cal_hw, o.cal_sets);
+  const models::GpuParams params = models::GpuParams::read(cfg);
+  const json::Json doc = json::read_json_file(o.gemm);
+  json::Cursor root(doc, o.gemm);
+  struct Row {
+    int64_t m, n, k;
+    double measured_us;
+  };
+  std::vector<Row> rows;
+  for (const json::Cursor& r : root.at("rows").elements())
+    rows.push_back({r.get_int("M"), r.get_int("N"), r.get_int("K"), r.at("ms").as_double() * 1000.0});
+  std::vector<mapping::MatmulPlanSpec> tiles;
+  for (const std::string& t : o.tiles.empty() ? std::vector<std::string>{"128x256x64:8", "256x128x64:8", "128x128x64:4",
+                                                                         "128x64x64:4", "64x128x64:4", "64x64x64:4"}
+                                              : o.tiles)
+    tiles.push_back(parse_tile(t));
+  const int64_t smem_limit = params.smem_per_block_bytes - frontends::kArkSmemReservedBytes;
+  // One simulation per process: every (row, tile) runs in its own forked child.
+  std::vector<double> predicted(rows.size() * tiles.size(), -1);
+  sweep::PoolOptions pool;
+  pool.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::string failure;
+  sweep::run_forked(
+      predicted.size(), pool,
+      [&](size_t i) {
+        mapping::MatmulPlanSpec s = tiles[i % tiles.size()];
+        const Row& r = rows[i / tiles.size()];
+        s.m = r.m, s.n = r.n, s.k = r.k;
+        if (s.sram_bytes > smem_limit) return std::string("-1");
+        const gpu::Program p = mapping::single_matmul_plan(s, params.num_sms, smem_limit);
+        const mapping::GpuSimResult sim = engine::simulate_gpu({p}, cfg);
+        char b[64];
+        std::snprintf(b, sizeof b, "%.6f", sim.end_cycles / sim.clock_mhz);
+        return std::string(b);
+      },
+      [&](const sweep::TaskOutcome& out) {
+        if (out.ok) predicted[out.index] = std::stod(out.payload);
+        else if (failure.empty()) failure = out.payload;
+      });
+  if (!failure.empty()) throw InternalError("gpu-calibrate: a simulation failed: " + failure);
+  std::ostringstream csv;
+  csv << "M,N,K,measured_us,predicted_us,error_pct,tile\n";
+  std::printf("%-7s %-7s %-7s %12s %12s %8s  %s\n", "M", "N", "K", "measured_us", "predicted_us", "error", "best tile");
+  std::vector<double> errors;
+  for (size_t ri = 0; ri < rows.size(); ++ri) {
+    size_t best = 0;
+    for (size_t t = 0; t < tiles.size(); ++t) {
+      const double v = predicted[ri * tiles.size() + t];
+      if (v > 0 && (predicted[ri * tiles.size() + best] <= 0 || v < predicted[ri * tiles.size() + best])) best = t;
+    }
+    const double pred = predicted[ri * tiles.size() + best];
+    const Row& r = rows[ri];
+    const double err = 100.0 * (pred - r.measured_us) / r.measured_us;
+    errors.push_back(std::fabs(err));
+    const mapping::MatmulPlanSpec& t = tiles[best];
+    const std::string tile = std::to_string(t.tm) + "x" + std::to_string(t.tn) + "x" + std::to_string(t.tk) + ":" +
+                             std::to_string(t.warps);
+    std::printf("%-7lld %-7lld %-7lld %12.2f %12.2f %+7.1f%%  %s\n", static_cast<long long>(r.m),
+                static_cast<long long>(r.n), static_cast<long long>(r.k), r.measured_us, pred, err, tile.c_str());
+    csv << r.m << "," << r.n << "," << r.k << "," << r.measured_us << "," << pred << "," << err << "," << tile << "\n";
+  }
+  std::vector<double> sorted = errors;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  const double median = n == 0 ? 0 : (n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2);
+  std::printf("median |error| over %zu rows: %.1f%%\n", n, median);
+  if (!o.cal_csv.empty()) write_file(o.cal_csv, csv.str());
+  return kOk;
+}
+
+}  // namespace
+
+std::function<int()> add_gpu_command(CLI::App& app, RunOptions& run) {
+  auto o = std::make_shared<GpuCliOptions>();
+  app.add_option("--model", o->model, "ARK model file (.json) to simulate on the GPU (with --plan: cross-checked)");
+  app.add_option("--plan", o->plans, "ARK plan file; repeat for every rank of a multi-GPU run");
+  app.add_option("--write-plan", o->write_plan, "write the plan that runs (ARK's default plan without --plan)");
+  auto* cal = app.add_subcommand("gpu-calibrate", "simulate single-GEMM plans and compare with measured GEMM times");
+  cal->add_option("--hw", o->cal_hw, "GPU hardware description")->capture_default_str();
+  cal->add_option("--gemm", o->gemm, "measured GEMM times (JSON with rows of M, N, K, ms)")->required();
+  cal->add_option("--set", o->cal_sets, "override a hardware parameter (repeatable)");
+  cal->add_option("--tile", o->tiles, "candidate tile TMxTNxTK:WARPS (repeatable; default: six tiles, best taken)");
+  cal->add_option("--csv", o->cal_csv, "write the comparison as CSV");
+  cal->add_option("-j,--jobs", o->jobs, "simulations in parallel (default: number of cores)");
+  CLI::Option* hw = app.get_option("--hw");
+  return [o, cal, hw, &run]() -> int {
+    if (cal->parsed()) return run_calibrate(*o);
+    if (o->model.empty() && o->plans.empty()) return -1;
+    if (!run.ir.empty()) throw InputError("sim", "--ir", "give either --ir (NPU) or --model/--plan (GPU), not both");
+    return run_gpu(run, *o, hw->count() > 0);
+  };
+}
+
+}  // namespace npusim::cli

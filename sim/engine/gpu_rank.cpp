@@ -1,0 +1,312 @@
+#include "sim/engine/gpu_rank.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace npusim::engine {
+
+namespace {
+
+// Identical tasks of one slot are played in at most this many wake-ups (their demands add up),
+// so a task group of 100k tiny tasks costs a few wake-ups per slot, not 100k.
+constexpr size_t kMaxWakeupsPerSlot = 32;
+
+std::string channel(const gpu::Op& op) { return op.config.channel_type.empty() ? "Proxy" : op.config.channel_type; }
+
+// The peer of a point-to-point op: the rank of its first remote tensor.
+int peer_of(const gpu::Op& op, int own) {
+  for (const auto* list : {&op.write_tensors, &op.read_tensors})
+    for (const gpu::Tensor& t : *list)
+      if (t.is_remote(own)) return t.buffer_rank;
+  return -1;
+}
+
+bool batchable(const gpu::TaskInfo& t) {
+  for (const gpu::Op& op : t.ops) {
+    const gpu::OpClass c = gpu::op_class(op.type);
+    if (c == gpu::OpClass::Communication || c == gpu::OpClass::Sync) return false;
+  }
+  return true;
+}
+
+// tasks: counted per op here; a processor group counts tasks in run_slot instead.
+void add(mapping::GpuWork& w, const models::TaskDemand& d, size_t tasks, double wait, double exec,
+         models::Limiter lim) {
+  w.tasks += static_cast<int64_t>(tasks);
+  w.slot_cycles += wait + exec;
+  w.flops += d.flops;
+  w.l2_bytes += d.l2_bytes;
+  w.hbm_bytes += d.hbm_bytes;
+  for (const auto& [dst, b] : d.link_bytes) w.link_bytes += b;
+  w.link_bytes += d.proxy_put_bytes;
+  w.limiter_cycles[static_cast<int>(models::Limiter::Sync)] += wait;
+  w.limiter_cycles[static_cast<int>(lim)] += exec;
+}
+
+}  // namespace
+
+GpuRank::GpuRank(sc_core::sc_module_name name, const gpu::Program& plan, const mapping::GpuSchedule& sched,
+                 const mapping::CommPlan& comm, const models::GpuParams& params, models::GpuSystem& sys,
+                 double start_cycle)
+    : sc_module(name), m_plan(plan), m_sched(sched), m_comm(comm), m_p(params), m_sys(sys), m_rank(plan.rank),
+      m_start(start_cycle), m_traffic(mapping::plan_hbm_traffic(plan, params.l2_bytes)),
+      m_hbm(params.hbm_bytes_per_cycle), m_l2(params.l2_bytes_per_cycle) {
+  const int procs = static_cast<int>(sched.programs.size());
+  m_res.rank = m_rank;
+  m_res.pgs.resize(plan.processor_groups.size());
+  m_res.ops.resize(plan.task_infos.size());
+  for (size_t i = 0; i < plan.task_infos.size(); ++i) m_res.ops[i].resize(plan.task_infos[i].ops.size());
+  m_res.sm_busy_cycles.assign(procs, 0);
+  m_res.sm_tasks.assign(procs, 0);
+  m_demand_cache.resize(sched.seqs.size());
+  for (size_t s = 0; s < sched.seqs.size(); ++s) m_demand_cache[s].resize(sched.seqs[s].task->ops.size());
+  m_slot_base.resize(procs);
+  m_span_base.resize(procs);
+  m_warps.assign(procs, 0);
+  m_active.assign(procs, 0);
+  m_busy_since.assign(procs, 0);
+  m_warp_base.resize(procs);
+  for (int x = 0; x < procs; ++x) {
+    m_math.emplace_back(1.0);  // in full-SM math cycles
+    m_span_base[x] = m_res.spans.size();
+    for (const mapping::GpuStep& st : sched.programs[x]) {
+      m_slot_base[x].push_back(m_slot_sync.size());
+      mapping::GpuSpan span;
+      span.sm = x;
+      span.start = span.end = -1;
+      if (st.barrier) {
+        span.barrier = st.index;
+        span.pg = sched.barriers[st.index].pg;
+      } else {
+        const mapping::GpuSeq& q = sched.seqs[st.index];
+        span.seq = st.index;
+        span.pg = q.pg;
+        for (size_t k = 0; k < st.slot_tasks.size(); ++k) m_slot_sync.emplace_back();
+        m_warps[x] = std::max(m_warps[x], static_cast<int>(st.slot_tasks.size()) * q.slot_warps);
+      }
+      m_res.spans.push_back(span);
+    }
+  }
+  for (size_t b = 0; b < sched.barriers.size(); ++b) {
+    m_barriers.emplace_back();
+    const mapping::ProcSpan& r = sched.barriers[b].range;
+    for (int64_t x = r.begin; x < r.end && x < procs; ++x) m_barriers.back().expected += m_warps[x];
+  }
+  size_t threads = 0;
+  for (int x = 0; x < procs; ++x) m_warp_base[x] = threads, threads += m_warps[x];
+  m_waiting.assign(threads, "");
+  m_finished.assign(threads, false);
+  sc_core::sc_spawn_options opt;
+  opt.set_stack_size(256 * 1024);
+  for (int x = 0; x < procs; ++x)
+    for (int w = 0; w < m_warps[x]; ++w)
+      sc_core::sc_spawn([this, x, w] { warp_thread(x, w); },
+                        sc_core::sc_gen_unique_name(("p" + std::to_string(x) + "_w" + std::to_string(w)).c_str()), &opt);
+}
+
+void GpuRank::busy(int proc, bool start) {
+  const double now = m_sys.clock.now();
+  if (start) {
+    if (m_active[proc]++ == 0) m_busy_since[proc] = now;
+  } else if (--m_active[proc] == 0) {
+    m_res.sm_busy_cycles[proc] += now - m_busy_since[proc];
+  }
+}
+
+void GpuRank::warp_thread(int proc, int warp) {
+  const models::GpuClock& clk = m_sys.clock;
+  const size_t me = m_warp_base[proc] + warp;
+  clk.wait_until(m_start);
+  const auto& prog = m_sched.programs[proc];
+  int last_pg = -1;
+  for (size_t si = 0; si < prog.size(); ++si) {
+    const mapping::GpuStep& st = prog[si];
+    mapping::GpuSpan& span = m_res.spans[m_span_base[proc] + si];
+    if (st.barrier) {
+      span.start = std::max(span.start, clk.now());
+      const mapping::ProcSpan& r = m_sched.barriers[st.index].range;
+      m_waiting[me] = "the barrier over processors [" + std::to_string(r.begin) + "," + std::to_string(r.end) +
+                      ") before processor group " + std::to_string(m_sched.barriers[st.index].pg);
+      m_barriers[st.index].arrive(clk, m_p.barrier_cycles, last_pg);
+      m_waiting[me].clear();
+      span.end = clk.now();
+      continue;
+    }
+    const mapping::GpuSeq& q = m_sched.seqs[st.index];
+    last_pg = q.pg;
+    const int k = warp / std::max(1, q.slot_warps);
+    if (k >= static_cast<int>(st.slot_tasks.size())) continue;
+    SlotSync& ss = m_slot_sync[m_slot_base[proc][si] + k];
+    ++ss.arrived;
+    if (warp == k * q.slot_warps) {
+      while (ss.arrived < q.slot_warps) sc_core::wait(ss.joined);
+      run_slot(proc, me, si, k);
+      ss.done = true;
+      ss.finished.notify(sc_core::SC_ZERO_TIME);
+    } else {
+      if (ss.arrived == q.slot_warps) ss.joined.notify(sc_core::SC_ZERO_TIME);
+      while (!ss.done) sc_core::wait(ss.finished);
+    }
+  }
+  m_finished[me] = true;
+}
+
+void GpuRank::run_slot(int proc, size_t thread, size_t si, int slot) {
+  const mapping::GpuStep& st = m_sched.programs[proc][si];
+  const mapping::GpuSeq& q = m_sched.seqs[st.index];
+  const std::vector<int64_t>& tasks = st.slot_tasks[slot];
+  const int ti = task_index(q.task);
+  const size_t batch = batchable(*q.task) ? std::max<size_t>(1, (tasks.size() + kMaxWakeupsPerSlot - 1) / kMaxWakeupsPerSlot) : 1;
+  mapping::GpuSpan& span = m_res.spans[m_span_base[proc] + si];
+  mapping::GpuPgStats& pg = m_res.pgs[q.pg];
+  for (size_t i = 0; i < tasks.size(); i += batch) {
+    const size_t n = std::min(batch, tasks.size() - i);
+    const double t0 = m_sys.clock.now();
+    busy(proc, true);
+    for (size_t oi = 0; oi < q.task->ops.size(); ++oi) run_op(proc, thread, q, ti, static_cast<int>(oi), &tasks[i], n);
+    busy(proc, false);
+    const double t1 = m_sys.clock.now();
+    span.start = span.start < 0 ? t0 : std::min(span.start, t0);
+    span.end = std::max(span.end, t1);
+    span.tasks += static_cast<int64_t>(n);
+    pg.start = pg.start < 0 ? t0 : std::min(pg.start, t0);
+    pg.end = std::max(pg.end, t1);
+    pg.work.tasks += static_cast<int64_t>(n);
+    m_res.sm_tasks[proc] += static_cast<int64_t>(n);
+  }
+}
+
+models::TaskDemand GpuRank::demand(const mapping::GpuSeq& q, int seq_index, int ti, int oi, int64_t task) {
+  const gpu::Op& op = q.task->ops[oi];
+  const double hbm = m_traffic[ti][oi].per_task(q.task->num_tasks);
+  if (op.type == gpu::OpType::Matmul) return models::task_demand(m_p, op, m_rank, q.slot_warps, q.slot_sram, hbm, task);
+  auto& c = m_demand_cache[seq_index][oi];
+  if (!c) c = models::task_demand(m_p, op, m_rank, q.slot_warps, q.slot_sram, hbm, task);
+  return *c;
+}
+
+void GpuRank::run_op(int proc, size_t thread, const mapping::GpuSeq& q, int ti, int oi, const int64_t* ids, size_t n) {
+  const gpu::Op& op = q.task->ops[oi];
+  if (op.is_virtual || gpu::op_class(op.type) == gpu::OpClass::Virtual) return;
+  const models::GpuClock& clk = m_sys.clock;
+  const double t0 = clk.now();
+  const std::string where = " (rank " + std::to_string(m_rank) + ", processor " + std::to_string(proc) + ", " +
+                            op.pointer + ")";
+  // What the op waits for before it can run.
+  switch (op.type) {
+    case gpu::OpType::Recv:
+      if (op.config.wait.value_or(true)) {
+        const int src = peer_of(op, m_rank);
+        m_waiting[thread] = "a signal from rank " + std::to_string(src) + where;
+        m_sys.semaphores.wait(src, m_rank, channel(op), clk);
+      }
+      break;
+    case gpu::OpType::SendDone: {
+      const int dst = peer_of(op, m_rank);
+      auto it = m_sys.proxy_done.find({m_rank, dst});
+      if (it != m_sys.proxy_done.end()) clk.wait_until(it->second);
+      break;
+    }
+    case gpu::OpType::DeviceSync:
+      for (int r = 0; r < m_plan.world_size; ++r)
+        if (r != m_rank) m_sys.semaphores.signal(m_rank, r, channel(op), clk.now() + m_sys.links.latency());
+      for (int r = 0; r < m_plan.world_size; ++r)
+        if (r != m_rank) {
+          m_waiting[thread] = "a DeviceSync signal from rank " + std::to_string(r) + where;
+          m_sys.semaphores.wait(r, m_rank, channel(op), clk);
+        }
+      break;
+    default:
+      if (mapping::spins_on_packets(op.type))
+        for (size_t i = 0; i < n; ++i)
+          for (const mapping::TaskKey& src : m_comm.packet_sources(m_rank, ti, oi, ids[i])) {
+            m_waiting[thread] = "packets from rank " + std::to_string(std::get<0>(src)) + where;
+            m_sys.completions.wait(src, clk);
+          }
+      break;
+  }
+  m_waiting[thread].clear();
+  const double ready = clk.now();
+  // The op's demand for the n tasks; shared parts are reserved now, in arrival order.
+  const int seq_index = static_cast<int>(&q - m_sched.seqs.data());
+  models::TaskDemand d;
+  for (size_t i = 0; i < n; ++i) {
+    const models::TaskDemand one = demand(q, seq_index, ti, oi, ids[i]);
+    if (i == 0) {
+      d = one;
+      continue;
+    }
+    d.own_cycles += one.own_cycles;
+    d.sm_math_cycles += one.sm_math_cycles;
+    d.l2_bytes += one.l2_bytes;
+    d.hbm_bytes += one.hbm_bytes;
+    d.flops += one.flops;
+    d.proxy_put_bytes += one.proxy_put_bytes;
+    for (size_t j = 0; j < one.link_bytes.size() && j < d.link_bytes.size(); ++j) d.link_bytes[j].second += one.link_bytes[j].second;
+  }
+  double end = ready + d.own_cycles;
+  models::Limiter lim = d.own_limiter;
+  auto consider = [&](double t, models::Limiter l) {
+    if (t > end) end = t, lim = l;
+  };
+  consider(m_math[proc].reserve(ready, d.sm_math_cycles), models::Limiter::Math);
+  consider(m_l2.reserve(ready, d.l2_bytes), models::Limiter::L2);
+  consider(m_hbm.reserve(ready, d.hbm_bytes), models::Limiter::Hbm);
+  for (const auto& [dst, bytes] : d.link_bytes) consider(m_sys.links.transfer(m_rank, dst, ready, bytes), models::Limiter::Link);
+  clk.wait_until(end);
+  // What the op leaves behind for other ranks.
+  if (op.type == gpu::OpType::Send) {
+    const int dst = peer_of(op, m_rank);
+    if (d.proxy_put_bytes > 0 || channel(op) != "Sm") {
+      const double landed = m_sys.links.transfer(m_rank, dst, clk.now() + m_p.proxy_latency_cycles, d.proxy_put_bytes);
+      double& pd = m_sys.proxy_done[{m_rank, dst}];
+      pd = std::max(pd, landed);
+      if (op.config.signal.value_or(true)) m_sys.semaphores.signal(m_rank, dst, channel(op), landed);
+    } else if (op.config.signal.value_or(false)) {
+      m_sys.semaphores.signal(m_rank, dst, channel(op), clk.now() + m_sys.links.latency());
+    }
+  }
+  if (m_comm.is_packet_source(m_rank, ti, oi))
+    for (size_t i = 0; i < n; ++i) m_sys.completions.done({m_rank, ti, oi, ids[i]}, clk.now());
+  const double wait = ready - t0, exec = clk.now() - ready;
+  add(m_res.ops[ti][oi], d, n, wait, exec, lim);
+  add(m_res.pgs[q.pg].work, d, 0, wait, exec, lim);
+}
+
+mapping::GpuRankResult GpuRank::result() const {
+  mapping::GpuRankResult r = m_res;
+  for (const mapping::GpuSpan& s : r.spans) r.end_cycles = std::max(r.end_cycles, s.end);
+  r.hbm_bytes = m_hbm.total();
+  r.hbm_busy_cycles = m_hbm.busy_cycles();
+  r.l2_bytes = m_l2.total();
+  r.l2_busy_cycles = m_l2.busy_cycles();
+  r.link_out_bytes = m_sys.links.bytes_out(m_rank);
+  for (const models::BarrierState& b : m_barriers) {
+    r.barrier_release.push_back(b.released ? b.release : -1);
+    r.barrier_last_pg.push_back(b.last_pg);
+  }
+  return r;
+}
+
+std::string GpuRank::stuck_report() const {
+  // Waits on other ranks first (the cause), then barriers and slots (the consequence).
+  std::string s;
+  int stuck = 0, shown = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t x = 0; x < m_warps.size(); ++x)
+      for (int w = 0; w < m_warps[x]; ++w) {
+        const size_t i = m_warp_base[x] + w;
+        if (m_finished[i]) continue;
+        if (pass == 0) ++stuck;
+        const bool barrier = m_waiting[i].rfind("the barrier", 0) == 0;
+        if (m_waiting[i].empty() || barrier != (pass == 1) || shown >= 3) continue;
+        ++shown;
+        s += "  rank " + std::to_string(m_rank) + " processor " + std::to_string(x) + " warp " + std::to_string(w) +
+             " waits for " + m_waiting[i] + "\n";
+      }
+  if (stuck > shown && stuck > 0)
+    s += "  (" + std::to_string(stuck) + " warps of rank " + std::to_string(m_rank) + " never finished)\n";
+  return s;
+}
+
+}  // namespace npusim::engine

@@ -1,0 +1,227 @@
+#include "sim/mapping/gpu_default_plan.h"
+
+#include <algorithm>
+
+#include "sim/ir/error.h"
+
+namespace npusim::mapping {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
+
+const gpu::Tensor* result_of(const gpu::Op& op) {
+  if (!op.result_tensors.empty()) return &op.result_tensors[0];
+  if (!op.write_tensors.empty()) return &op.write_tensors[0];
+  return nullptr;
+}
+
+// Output tiles over the last two dims: N*C*ceil(H/tx)*ceil(W/ty).
+int64_t tiled_tasks(const std::array<int64_t, 4>& s, int64_t tx, int64_t ty) {
+  return s[0] * s[1] * ceil_div(s[2], tx) * ceil_div(s[3], ty);
+}
+
+bool is_rocm(const std::string& arch) { return arch.rfind("ROCM", 0) == 0; }
+
+}  // namespace
+
+std::array<int64_t, 4> dims4(const gpu::Dims& d) {
+  std::array<int64_t, 4> r{1, 1, 1, 1};
+  const size_t n = std::min<size_t>(4, d.size());
+  for (size_t i = 0; i < n; ++i) r[4 - n + i] = d[d.size() - n + i];
+  return r;
+}
+
+gpu::OpConfig default_op_config(const gpu::Op& op, const std::string& arch) {
+  gpu::OpConfig c;
+  c.present = true;
+  c.num_warps = 1;
+  c.sram_bytes = 0;
+  const gpu::Tensor* res = result_of(op);
+  const std::array<int64_t, 4> s = res ? dims4(res->shape) : std::array<int64_t, 4>{1, 1, 1, 1};
+  switch (op.type) {
+    case gpu::OpType::Matmul: {
+      const gpu::DataType dt = res ? res->dtype : gpu::DataType::FP16;
+      const int64_t m = op.matmul ? op.matmul->m : 1, n = op.matmul ? op.matmul->n : 1;
+      const int64_t tm = m > n ? 256 : 128, tn = m > n ? 128 : 256;
+      int64_t tk;
+      if (is_rocm(arch)) {
+        c.num_warps = 4;
+        c.sram_bytes = dt == gpu::DataType::BF16 ? 24624 : 24672;
+        tk = dt == gpu::DataType::FP32 ? 16 : 32;
+      } else {
+        c.num_warps = 8;
+        c.sram_bytes = 147456;
+        tk = dt == gpu::DataType::FP32 ? 32 : 64;
+      }
+      c.tile_shape_mnk = std::array<int64_t, 3>{tm, tn, tk};
+      c.num_tasks = s[0] * s[1] * ceil_div(m, tm) * ceil_div(n, tn);
+      break;
+    }
+    case gpu::OpType::ReduceSum: case gpu::OpType::ReduceMax: case gpu::OpType::ReduceMean: {
+      const int64_t rank = op.read_tensors.empty() ? 1 : static_cast<int64_t>(op.read_tensors[0].shape.size());
+      const int64_t axis = op.arg_int("Axis").value_or(rank - 1);
+      const bool last = axis == rank - 1 || axis == -1;
+      c.impl_type = last ? "WarpWise" : "ElementWise";
+      c.sram_bytes = last ? 256 : 0;
+      c.num_tasks = res ? res->num_elements() : 1;
+      break;
+    }
+    case gpu::OpType::Transpose:
+      c.tile = {8, 8};
+      c.num_tasks = tiled_tasks(s, 8, 8);
+      break;
+    case gpu::OpType::Embedding:
+      c.num_tasks = s[0] * s[1] * s[2];
+      break;
+    case gpu::OpType::Send:
+      c.channel_type = "Proxy";
+      c.signal = true;
+      c.num_tasks = 1;
+      break;
+    case gpu::OpType::Recv:
+      c.channel_type = "Proxy";
+      c.wait = true;
+      c.num_tasks = 1;
+      break;
+    case gpu::OpType::SendDone: case gpu::OpType::DeviceSync:
+      c.channel_type = "Proxy";
+      c.num_tasks = 1;
+      break;
+    case gpu::OpType::Noop:
+      c.num_tasks = 0;
+      break;
+    case gpu::OpType::SendPacket: case gpu::OpType::RecvPacket: case gpu::OpType::RecvReduceSendPacket:
+      c.packet_type = is_rocm(arch) ? "mscclpp::LL8Packet" : "mscclpp::LL16Packet";
+      c.tile = {1, 512};
+      c.num_tasks = tiled_tasks(s, 1, 512);
+      break;
+    case gpu::OpType::RecvReduceSend:
+      c.tile = {1, 128};
+      c.num_tasks = tiled_tasks(s, 1, 128);
+      break;
+    default: {  // element-wise broadcast ops, Cast, Copy, Scalar*
+      const int64_t tx = s[2] > s[3] ? 64 : 1, ty = s[2] > s[3] ? 1 : 64;
+      c.tile = {tx, ty};
+      c.num_tasks = tiled_tasks(s, tx, ty);
+      break;
+    }
+  }
+  return c;
+}
+
+gpu::Program default_plan(const gpu::Model& m, int num_sms, const std::string& arch) {
+  if (num_sms <= 0) throw InternalError("default_plan: num_sms must be > 0");
+  gpu::Program p;
+  p.source = m.source + " (default plan)";
+  p.rank = m.rank;
+  p.world_size = m.world_size;
+  p.architecture = arch;
+  p.buffers = m.buffers;
+  int64_t max_proc = 1;
+  int max_warps = 1;
+  for (const gpu::Node& node : m.nodes)
+    for (const gpu::Op& model_op : node.ops) {
+      if (model_op.is_virtual || gpu::op_class(model_op.type) == gpu::OpClass::Virtual) continue;
+      gpu::Op op = model_op;
+      op.config = default_op_config(op, arch);
+      const int64_t id = static_cast<int64_t>(p.task_infos.size());
+      op.pointer = "/TaskInfos/" + std::to_string(id) + "/Ops/0";
+      gpu::TaskInfo t;
+      t.id = id;
+      t.num_warps = op.config.num_warps;
+      t.sram_bytes = op.config.sram_bytes;
+      t.num_tasks = op.config.num_tasks;
+      t.pointer = "/TaskInfos/" + std::to_string(id);
+      t.ops.push_back(std::move(op));
+      max_warps = std::max(max_warps, t.num_warps);
+      if (t.num_tasks > 0) {
+        const int64_t procs = std::min<int64_t>(num_sms, t.num_tasks);
+        max_proc = std::max(max_proc, procs);
+        const std::string pg_ptr = "/ProcessorGroups/" + std::to_string(p.processor_groups.size());
+        gpu::ResourceGroup rg;
+        rg.pointer = pg_ptr + "/ResourceGroups/0";
+        rg.processor_range = {0, procs, 1};
+        rg.warp_range = {0, t.num_warps, 1};
+        rg.sram_range = {0, t.sram_bytes, 1};
+        rg.task_groups.push_back({id, {0, t.num_tasks, 1}, 1, rg.pointer + "/TaskGroups/0"});
+        gpu::ProcessorGroup pg;
+        pg.pointer = pg_ptr;
+        pg.processor_range = {0, procs, 1};
+        pg.resource_groups.push_back(std::move(rg));
+        p.processor_groups.push_back(std::move(pg));
+      }
+      p.task_infos.push_back(std::move(t));
+    }
+  p.num_processors = static_cast<int>(max_proc);
+  p.num_warps_per_processor = max_warps;
+  gpu::derive_costs(p);
+  return p;
+}
+
+gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t smem_limit) {
+  if (num_sms <= 0 || s.warps <= 0 || s.m <= 0 || s.n <= 0 || s.k <= 0)
+    throw InternalError("single_matmul_plan: bad spec");
+  auto tensor = [&](int64_t id, int64_t rows, int64_t cols) {
+    gpu::Tensor t;
+    t.id = t.buffer_id = id;
+    t.dtype = s.dtype;
+    t.shape = t.strides = t.padded_shape = {rows, cols};
+    t.offsets = {0, 0};
+    return t;
+  };
+  gpu::Program p;
+  p.source = "matmul " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+  for (int64_t id = 0; id < 3; ++id) p.buffers.push_back({id, -1, false, {}, {}, ""});
+  gpu::Op op;
+  op.type = gpu::OpType::Matmul;
+  op.name = "matmul";
+  op.read_tensors = {tensor(0, s.m, s.k), tensor(1, s.k, s.n)};
+  op.write_tensors = {tensor(2, s.m, s.n)};
+  op.result_tensors = op.write_tensors;
+  for (const char* a : {"TransposeInput", "TransposeOther"}) {
+    gpu::ArgValue v;
+    v.type = gpu::ArgType::Bool;
+    op.args[a] = v;
+  }
+  gpu::MatmulShape ms;
+  ms.m = s.m;
+  ms.n = s.n;
+  ms.k = s.k;
+  op.matmul = ms;
+  op.config.present = true;
+  op.config.num_warps = s.warps;
+  op.config.sram_bytes = s.sram_bytes;
+  op.config.tile_shape_mnk = std::array<int64_t, 3>{s.tm, s.tn, s.tk};
+  op.config.num_tasks = ceil_div(s.m, s.tm) * ceil_div(s.n, s.tn);
+  op.pointer = "/TaskInfos/0/Ops/0";
+  gpu::TaskInfo t;
+  t.num_warps = s.warps;
+  t.sram_bytes = s.sram_bytes;
+  t.num_tasks = op.config.num_tasks;
+  t.pointer = "/TaskInfos/0";
+  t.ops.push_back(op);
+  p.task_infos.push_back(t);
+  const int wpp = std::max(s.warps, s.warps_per_processor);
+  int64_t slots = wpp / s.warps;
+  if (s.sram_bytes > 0) slots = std::min<int64_t>(slots, smem_limit / s.sram_bytes);
+  slots = std::max<int64_t>(1, slots);
+  const int64_t procs = std::min<int64_t>(num_sms, t.num_tasks);
+  gpu::ResourceGroup rg;
+  rg.pointer = "/ProcessorGroups/0/ResourceGroups/0";
+  rg.processor_range = {0, procs, 1};
+  rg.warp_range = {0, slots * s.warps, 1};
+  rg.sram_range = {0, slots * s.sram_bytes, 1};
+  rg.task_groups.push_back({0, {0, t.num_tasks, 1}, 1, rg.pointer + "/TaskGroups/0"});
+  gpu::ProcessorGroup pg;
+  pg.pointer = "/ProcessorGroups/0";
+  pg.processor_range = rg.processor_range;
+  pg.resource_groups.push_back(rg);
+  p.processor_groups.push_back(pg);
+  p.num_processors = static_cast<int>(procs);
+  p.num_warps_per_processor = wpp;
+  gpu::derive_costs(p);
+  return p;
+}
+
+}  // namespace npusim::mapping

@@ -1,0 +1,41 @@
+// ARK's DefaultPlanner (ark/api/planner.cpp at d8bbaebd), for `sim --model M --hw H` without a
+// plan: one TaskInfo per non-virtual op in node order with the op's default Config; one
+// processor group per op over [0, min(#SM, NumTasks)) with a single resource group (warps
+// [0, NumWarps), SRAM [0, SramBytes)) and one task group [0, NumTasks) of granularity 1.
+// Consecutive groups overlap, so the codegen puts a barrier between every two ops.
+// NumProcessors is the largest group end, NumWarpsPerProcessor the largest NumWarps.
+// Ops with no task (Noop) get no processor group (ARK's would be empty and is skipped).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "sim/ir/gpu_program.h"
+
+namespace npusim::mapping {
+
+// The op's default Config on an architecture ("CUDA_80", "CUDA_90", "ROCM_942"): the
+// per-op-type default_config() of ARK's ops (notes/format_notes.md §1.3).
+gpu::OpConfig default_op_config(const gpu::Op& op, const std::string& arch);
+
+// The default plan of a model for a GPU with num_sms processors.
+gpu::Program default_plan(const gpu::Model& m, int num_sms, const std::string& arch);
+
+// A plan with one Matmul C[M,N] = A[M,K] x B[K,N] (row-major, fresh buffers): one task per
+// TM x TN tile over [0, min(num_sms, tasks)) processors; NumWarpsPerProcessor warps per
+// processor hold as many slots of `warps` warps as sram_bytes allows within smem_limit.
+// Used by `sim gpu-calibrate` to stand in for a library GEMM.
+struct MatmulPlanSpec {
+  int64_t m = 0, n = 0, k = 0;
+  gpu::DataType dtype = gpu::DataType::FP16;
+  int64_t tm = 128, tn = 256, tk = 64;
+  int warps = 8;
+  int64_t sram_bytes = 147456;
+  int warps_per_processor = 8;
+};
+gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t smem_limit);
+
+// ARK's Dims::dims4(): the last 4 dimensions, padded in front with 1s.
+std::array<int64_t, 4> dims4(const gpu::Dims& d);
+
+}  // namespace npusim::mapping

@@ -1,0 +1,179 @@
+#include "sim/mapping/gpu_traffic.h"
+
+#include <algorithm>
+#include <set>
+
+namespace npusim::mapping {
+
+models::ByteRegion tensor_region(const gpu::Tensor& t) {
+  models::ByteRegion r;
+  r.buffer = t.buffer_id;
+  const int64_t eb = gpu::data_type_bytes(t.dtype);
+  if (t.num_elements() <= 0) return r;
+  r.begin = t.byte_offset();
+  if (t.strides.size() != t.shape.size()) {
+    r.end = r.begin + t.bytes();
+    return r;
+  }
+  int64_t last = 0;
+  for (size_t i = 0; i < t.strides.size(); ++i) {
+    const int64_t off = i < t.offsets.size() ? t.offsets[i] : 0;
+    last = last * t.strides[i] + off + t.shape[i] - 1;
+  }
+  r.end = (last + 1) * eb;
+  return r;
+}
+
+namespace {
+
+// Share of a region's hull the tensor really touches (strided views touch less).
+double touched_share(const gpu::Tensor& t, const models::ByteRegion& r) {
+  return r.size() > 0 ? std::min(1.0, static_cast<double>(t.bytes()) / static_cast<double>(r.size())) : 0;
+}
+
+int task_info_index(const gpu::Program& p, int64_t id) {
+  for (size_t i = 0; i < p.task_infos.size(); ++i)
+    if (p.task_infos[i].id == id) return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace
+
+std::vector<std::vector<OpTraffic>> plan_hbm_traffic(const gpu::Program& p, int64_t l2_bytes) {
+  std::vector<std::vector<OpTraffic>> out(p.task_infos.size());
+  for (size_t i = 0; i < p.task_infos.size(); ++i) out[i].resize(p.task_infos[i].ops.size());
+  models::L2Residency l2(l2_bytes);
+  std::set<int> played;
+  for (const gpu::ProcessorGroup& pg : p.processor_groups)
+    for (const gpu::ResourceGroup& rg : pg.resource_groups)
+      for (const gpu::TaskGroup& tg : rg.task_groups) {
+        const int ti = task_info_index(p, tg.task_id);
+        if (ti < 0 || !played.insert(ti).second) continue;
+        const gpu::TaskInfo& task = p.task_infos[ti];
+        for (size_t oi = 0; oi < task.ops.size(); ++oi) {
+          const gpu::Op& op = task.ops[oi];
+          if (op.is_virtual || gpu::op_class(op.type) == gpu::OpClass::Virtual) continue;
+          OpTraffic& t = out[ti][oi];
+          for (const gpu::Tensor& x : op.read_tensors) {
+            if (x.is_remote(p.rank)) continue;
+            const models::ByteRegion r = tensor_region(x);
+            const models::L2Access a = l2.read(r);
+            t.hbm_read_bytes += a.miss_bytes * touched_share(x, r);
+            t.hbm_write_bytes += a.writeback_bytes;
+          }
+          for (const gpu::Tensor& x : op.write_tensors) {
+            if (x.is_remote(p.rank)) continue;
+            const models::L2Access a = l2.write(tensor_region(x));
+            t.hbm_write_bytes += a.writeback_bytes;
+          }
+        }
+      }
+  return out;
+}
+
+bool spins_on_packets(gpu::OpType t) {
+  return t == gpu::OpType::RecvPacket || t == gpu::OpType::RecvReduceSendPacket;
+}
+
+CommPlan::CommPlan(const std::vector<const gpu::Program*>& plans) : m_plans(plans) {
+  // Descriptor -> owner's buffer, through the tags.
+  for (size_t q = 0; q < plans.size(); ++q) {
+    const int rank = static_cast<int>(q);
+    for (const gpu::Buffer& b : plans[q]->buffers) {
+      if (b.is_local(rank)) {
+        m_resolved[{rank, b.id}] = {rank, b.id};
+        continue;
+      }
+      const int owner = b.rank;
+      if (owner < 0 || owner >= static_cast<int>(plans.size())) continue;
+      auto match = [&](const std::vector<gpu::Tag>& mine, bool recv) -> bool {
+        for (const gpu::Tag& t : mine) {
+          if (t.remote_rank >= 0) continue;
+          for (const gpu::Buffer& ob : plans[owner]->buffers) {
+            if (!ob.is_local(owner)) continue;
+            for (const gpu::Tag& o : recv ? ob.recv_tags : ob.send_tags)
+              if (o.remote_rank == rank && o.tag == t.tag) {
+                m_resolved[{rank, b.id}] = {owner, ob.id};
+                return true;
+              }
+          }
+        }
+        return false;
+      };
+      if (!match(b.recv_tags, true)) match(b.send_tags, false);
+    }
+  }
+  // Remote writes into each physical buffer.
+  std::map<PhysicalBuffer, std::vector<RemoteWrite>> writes;
+  for (size_t q = 0; q < plans.size(); ++q) {
+    const int rank = static_cast<int>(q);
+    for (size_t ti = 0; ti < plans[q]->task_infos.size(); ++ti) {
+      const gpu::TaskInfo& task = plans[q]->task_infos[ti];
+      for (size_t oi = 0; oi < task.ops.size(); ++oi)
+        for (const gpu::Tensor& t : task.ops[oi].write_tensors) {
+          if (!t.is_remote(rank)) continue;
+          const auto phys = resolve(rank, t.buffer_id);
+          if (!phys) continue;
+          const models::ByteRegion r = tensor_region(t);
+          writes[*phys].push_back({rank, static_cast<int>(ti), static_cast<int>(oi),
+                                   std::max<int64_t>(1, task.num_tasks), r.begin, r.end});
+        }
+    }
+  }
+  // Packet readers: the local bytes they read, and who writes them.
+  for (size_t q = 0; q < plans.size(); ++q) {
+    const int rank = static_cast<int>(q);
+    for (size_t ti = 0; ti < plans[q]->task_infos.size(); ++ti) {
+      const gpu::TaskInfo& task = plans[q]->task_infos[ti];
+      for (size_t oi = 0; oi < task.ops.size(); ++oi) {
+        const gpu::Op& op = task.ops[oi];
+        if (!spins_on_packets(op.type)) continue;
+        auto& reads = m_reads[{rank, static_cast<int>(ti), static_cast<int>(oi)}];
+        for (const gpu::Tensor& t : op.read_tensors) {
+          if (t.is_remote(rank)) continue;
+          const auto phys = resolve(rank, t.buffer_id);
+          if (!phys) continue;
+          const models::ByteRegion r = tensor_region(t);
+          Read rd{std::max<int64_t>(1, task.num_tasks), r.begin, r.end, {}};
+          for (const RemoteWrite& w : writes[*phys])
+            if (w.begin < r.end && r.begin < w.end) {
+              rd.writers.push_back(w);
+              m_sources[{w.rank, w.ti, w.op}] = true;
+            }
+          if (!rd.writers.empty()) reads.push_back(rd);
+        }
+      }
+    }
+  }
+}
+
+std::optional<PhysicalBuffer> CommPlan::resolve(int rank, int64_t id) const {
+  auto it = m_resolved.find({rank, id});
+  if (it == m_resolved.end()) return std::nullopt;
+  return it->second;
+}
+
+bool CommPlan::is_packet_source(int rank, int ti, int op) const { return m_sources.count({rank, ti, op}) > 0; }
+
+std::vector<TaskKey> CommPlan::packet_sources(int rank, int ti, int op, int64_t task) const {
+  std::vector<TaskKey> out;
+  auto it = m_reads.find({rank, ti, op});
+  if (it == m_reads.end()) return out;
+  for (const Read& rd : it->second) {
+    const int64_t len = rd.end - rd.begin;
+    if (len <= 0) continue;
+    const int64_t lo = rd.begin + len * task / rd.num_tasks, hi = rd.begin + len * (task + 1) / rd.num_tasks;
+    for (const RemoteWrite& w : rd.writers) {
+      const int64_t a = std::max(lo, w.begin), b = std::min(hi, w.end), wl = w.end - w.begin;
+      if (a >= b || wl <= 0) continue;
+      const int64_t first = (a - w.begin) * w.num_tasks / wl;
+      const int64_t last = std::min(w.num_tasks - 1, ((b - w.begin) * w.num_tasks + wl - 1) / wl - 1);
+      for (int64_t i = first; i <= last; ++i) out.emplace_back(w.rank, w.ti, w.op, i);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace npusim::mapping

@@ -1,0 +1,76 @@
+// Memory traffic of a plan that does not depend on timing: which bytes of each op reach HBM
+// (an LRU L2 played over the ops in program order, models/gpu/l2_timing.h), and, for
+// multi-rank runs, which remote writes fill the bytes a packet reader spins on. No SystemC.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "models/gpu/l2_timing.h"
+#include "sim/ir/gpu_program.h"
+
+namespace npusim::mapping {
+
+struct OpTraffic {
+  double hbm_read_bytes = 0;   // L2 misses of its reads
+  double hbm_write_bytes = 0;  // dirty bytes its accesses evict (write-backs)
+  double per_task(int64_t num_tasks) const {
+    return num_tasks > 0 ? (hbm_read_bytes + hbm_write_bytes) / static_cast<double>(num_tasks) : 0;
+  }
+};
+
+// Byte range of a tensor within its buffer: from its first to one past its last element.
+models::ByteRegion tensor_region(const gpu::Tensor& t);
+
+// Per TaskInfo (index in p.task_infos), per op. A TaskInfo is played once, at its first task
+// group in program order (processor groups in file order); TaskInfos no task group runs
+// move nothing. Remote tensors are not in this GPU's L2 and are left out.
+std::vector<std::vector<OpTraffic>> plan_hbm_traffic(const gpu::Program& p, int64_t l2_bytes);
+
+// A buffer as the GPU that allocates it knows it.
+struct PhysicalBuffer {
+  int rank = 0;
+  int64_t id = 0;
+  bool operator<(const PhysicalBuffer& o) const { return std::tie(rank, id) < std::tie(o.rank, o.id); }
+};
+
+// One task of one op of one rank: (rank, TaskInfo index, op index, task id).
+using TaskKey = std::tuple<int, int, int, int64_t>;
+
+// Cross-rank structure of a multi-rank run; plans are indexed by rank.
+class CommPlan {
+ public:
+  explicit CommPlan(const std::vector<const gpu::Program*>& plans_by_rank);
+  // The owner's buffer behind buffer `id` of `rank`'s plan: itself when local; for a remote
+  // descriptor, the owner's local buffer with the matching tag ([-1,t] RecvTags here match
+  // [rank,t] RecvTags there; likewise SendTags). nullopt when no tag matches.
+  std::optional<PhysicalBuffer> resolve(int rank, int64_t id) const;
+  // Writer tasks (on other ranks) whose remote writes fill the bytes that task `task` of op
+  // (rank, ti, op) reads, for ops that spin on packet flags (RecvPacket,
+  // RecvReduceSendPacket). Tasks map onto their tensor's byte range proportionally.
+  std::vector<TaskKey> packet_sources(int rank, int ti, int op, int64_t task) const;
+  // Whether op (rank, ti, op) writes bytes some packet reader waits for.
+  bool is_packet_source(int rank, int ti, int op) const;
+
+ private:
+  struct RemoteWrite {
+    int rank = 0, ti = 0, op = 0;
+    int64_t num_tasks = 1;
+    int64_t begin = 0, end = 0;  // in the physical buffer
+  };
+  struct Read {
+    int64_t num_tasks = 1;
+    int64_t begin = 0, end = 0;
+    std::vector<RemoteWrite> writers;
+  };
+  std::vector<const gpu::Program*> m_plans;
+  std::map<std::pair<int, int64_t>, PhysicalBuffer> m_resolved;
+  std::map<std::tuple<int, int, int>, std::vector<Read>> m_reads;
+  std::map<std::tuple<int, int, int>, bool> m_sources;
+};
+
+bool spins_on_packets(gpu::OpType t);  // RecvPacket, RecvReduceSendPacket
+
+}  // namespace npusim::mapping

@@ -1,0 +1,80 @@
+// Reports of a GPU run (docs/gpu.md#reports): per processor group (time, share, SM occupancy,
+// achieved TFLOPS, bytes, bound, critical path) and per op, per rank; writers for the console
+// table, JSON, CSV and a Chrome trace (one track per SM, or per group of SMs when a GPU has
+// more than 32). Output is deterministic: same inputs, byte-identical files.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "sim/config/hw_config.h"
+#include "sim/ir/gpu_program.h"
+#include "sim/mapping/gpu_stats.h"
+
+namespace npusim::report {
+
+struct GpuPgRow {
+  int index = 0;
+  std::string processors;  // "[0,108)"
+  std::string ops;         // "T5 Matmul matmul_2"
+  int64_t tasks = 0;
+  double start_us = 0, end_us = 0, time_us = 0;
+  double share = 0;        // of the rank's kernel time
+  double occupancy = 0;    // its processors' busy time within [start, end) / (processors x time)
+  double tflops = 0;       // achieved
+  double flops = 0, hbm_bytes = 0, l2_bytes = 0, link_bytes = 0;
+  std::string bound;       // math, smem, latency, l2, hbm, link, sync
+  bool critical = false;   // on the chain of groups that decides the end time
+};
+
+struct GpuOpRow {
+  int64_t task_info = 0;
+  int op_index = 0;
+  std::string name, type;
+  int64_t tasks = 0;
+  double slot_us = 0;      // task time summed over slots
+  double flops = 0, hbm_bytes = 0, l2_bytes = 0, link_bytes = 0;
+  std::string bound;
+};
+
+struct GpuRankReport {
+  int rank = 0;
+  std::string plan;
+  double end_us = 0;       // from the launch
+  double kernel_us = 0;    // end - launch overhead
+  double flops = 0, hbm_bytes = 0, l2_bytes = 0, link_out_bytes = 0;
+  double hbm_utilization = 0;   // hbm busy / kernel time
+  double sm_occupancy = 0;      // mean over all SMs of the GPU: busy / kernel time
+  std::vector<double> sm_busy_us;  // per processor of the plan
+  std::vector<GpuPgRow> pgs;
+  std::vector<GpuOpRow> ops;
+};
+
+struct GpuReport {
+  std::string workload, hw_name, hw_source;
+  double clock_mhz = 0;
+  int num_sms = 0;
+  double launch_us = 0;
+  double total_us = 0;     // the slowest rank, launch included
+  std::vector<GpuRankReport> ranks;
+  std::vector<std::pair<std::string, std::string>> config;  // resolved gpu.* parameters
+};
+
+GpuReport build_gpu_report(const std::string& workload, const std::vector<gpu::Program>& plans,
+                           const mapping::GpuSimResult& sim, const config::HwConfig& cfg);
+
+std::string format_gpu_table(const GpuReport& r);
+nlohmann::ordered_json gpu_to_json(const GpuReport& r);
+std::string gpu_to_csv(const GpuReport& r);
+// Chrome trace event format (ui.perfetto.dev): a process per rank, a track per SM (or per
+// group of ceil(n/32) SMs when n > 32) with one span per task group and barrier, and a track
+// of processor-group spans.
+nlohmann::ordered_json gpu_chrome_trace(const GpuReport& r, const std::vector<gpu::Program>& plans,
+                                        const mapping::GpuSimResult& sim);
+
+// A plan as an ARK plan file (specs/plan_file.md, the layout of ARK main): what
+// `--write-plan` writes; frontends::read_ark_plan reads it back.
+nlohmann::ordered_json plan_to_json(const gpu::Program& p);
+
+}  // namespace npusim::report

@@ -1,0 +1,225 @@
+// Whole GPU simulations through the `sim` binary (one SystemC elaboration per process): every
+// real ARK example on the GPU it was written for, plan semantics visible in the reports, bad
+// plans, determinism, and the calibration against measured H100 GEMMs.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <vector>
+
+#include "tests/integration/test_util.h"
+
+using namespace npusim::test;
+using nlohmann::json;
+
+namespace {
+
+std::string hw(const std::string& name) { return "--hw '" + source_dir() + "/configs/" + name + ".yaml'"; }
+std::string ark(const std::string& rel) { return "'" + example("ark/" + rel) + "'"; }
+std::string ranks(const std::string& dir) {
+  std::string s;
+  for (int r = 0; r < 8; ++r) s += " --plan " + ark(dir + "/plan_gpu" + std::to_string(r) + ".json");
+  return s;
+}
+
+// Runs sim with args plus a JSON report; fails the test on a non-zero exit.
+json run_report(const std::string& args, const std::string& tag) {
+  const std::string d = scratch_dir("gpu_" + tag);
+  const auto r = run_sim(args + " -q --report '" + d + "/r.json'");
+  EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.output;
+  if (r.exit_code != 0) return json::object();
+  return json::parse(read_text(d + "/r.json"));
+}
+
+double time_us(const json& rep) { return rep.contains("totals") ? rep["totals"]["time_us"].get<double>() : -1; }
+
+}  // namespace
+
+TEST(GpuSim, TutorialPlansRunOnTheA100TheyWereWrittenFor) {
+  std::map<std::string, double> t;
+  for (const char* dir : {"tutorial", "tutorial_v2"})
+    for (const char* plan : {"default_plan", "plan", "plan_1_larger_tile", "plan_2_split_k", "plan_3_overwrite"}) {
+      const std::string rel = std::string(dir) + "/" + plan + ".json";
+      // With the model alongside, the reader cross-checks the two.
+      const json rep = run_report("--model " + ark(std::string(dir) + "/model.json") + " --plan " + ark(rel) + " " + hw("gpu_a100"),
+                                  std::string(dir) + plan);
+      t[rel] = time_us(rep);
+      EXPECT_GT(t[rel], 0) << rel;
+    }
+  // The tutorial's point: 1-warp 1x64 element-wise tiles (default) are far slower than
+  // 8-warp 128x256 tiles, and splitting the last Matmul's K over all 108 SMs helps further.
+  EXPECT_GT(t["tutorial/default_plan.json"], 2 * t["tutorial/plan_1_larger_tile.json"]);
+  EXPECT_LT(t["tutorial/plan_2_split_k.json"], t["tutorial/plan_1_larger_tile.json"]);
+  EXPECT_EQ(t["tutorial/plan.json"], t["tutorial_v2/plan.json"]);  // same plan, two file layouts
+}
+
+TEST(GpuSim, SplitKMatmulsRunConcurrentlyAndTheAddWaitsForBoth) {
+  const json rep = run_report("--plan " + ark("tutorial/plan_2_split_k.json") + " " + hw("gpu_a100"), "splitk");
+  const json& pgs = rep["ranks"][0]["processor_groups"];
+  ASSERT_EQ(pgs.size(), 8u);
+  const double s5 = pgs[5]["start_us"], e5 = pgs[5]["end_us"], s6 = pgs[6]["start_us"], e6 = pgs[6]["end_us"];
+  const double s7 = pgs[7]["start_us"];
+  // Both halves start together after the barrier that ends PG4, and overlap in time.
+  EXPECT_DOUBLE_EQ(s5, s6);
+  EXPECT_GT(pgs[5]["start_us"].get<double>(), pgs[4]["end_us"].get<double>());
+  EXPECT_LT(s6, e5);
+  EXPECT_LT(s5, e6);
+  // The Add starts after the later of the two (plus the barrier).
+  EXPECT_GE(s7, std::max(e5, e6));
+  EXPECT_TRUE(pgs[7]["critical"].get<bool>());
+}
+
+TEST(GpuSim, LlamaPlansRunOnTheMi300x) {
+  for (const char* plan : {"llama/plan_llama2_7b_b1_s2048.json", "llama/plan_llama_layer_gpu0.json"}) {
+    const json rep = run_report("--plan " + ark(plan) + " " + hw("gpu_mi300x"), "llama");
+    EXPECT_GT(time_us(rep), 0) << plan;
+    EXPECT_EQ(rep["hw"]["num_sms"], 304);
+    // Every processor group ran: the 304-processor plan fits the 304 CUs.
+    for (const auto& pg : rep["ranks"][0]["processor_groups"]) EXPECT_GT(pg["tasks"].get<int64_t>(), 0) << plan;
+  }
+}
+
+TEST(GpuSim, EachAllReduceSetIsOneEightRankRun) {
+  for (const char* dir : {"allreduce-sm", "allreduce-packet"})
+    for (const char* gpu : {"gpu_mi300x", "gpu_h100"}) {
+      const json rep = run_report(ranks(dir) + " " + hw(gpu), dir);
+      ASSERT_EQ(rep["ranks"].size(), 8u) << dir << " on " << gpu;
+      for (const auto& r : rep["ranks"]) {
+        // Every rank sends its share to the 7 others.
+        EXPECT_GT(r["link_out_bytes"].get<double>(), 0) << dir << " rank " << r["rank"];
+        EXPECT_GT(r["end_us"].get<double>(), rep["totals"]["launch_us"].get<double>());
+      }
+    }
+  // 16 MiB over 64 GB/s peer links (MI300X) cannot beat 2 MiB per peer / 64 GB/s = 33 us.
+  const json sm = run_report(ranks("allreduce-sm") + " " + hw("gpu_mi300x"), "arsm");
+  EXPECT_GT(time_us(sm) - sm["totals"]["launch_us"].get<double>(), 2.0 * 1048576 / 64e3);
+}
+
+TEST(GpuSim, ModelAloneRunsArksDefaultPlanAndCanWriteIt) {
+  const std::string d = scratch_dir("gpu_default");
+  const json mine = run_report("--model " + ark("tutorial/model.json") + " " + hw("gpu_a100") + " --write-plan '" + d +
+                                   "/plan.json'",
+                               "default");
+  const json written = json::parse(read_text(d + "/plan.json"));
+  EXPECT_EQ(written["NumProcessors"], 108);
+  EXPECT_EQ(written["TaskInfos"].size(), 6u);
+  EXPECT_EQ(written["ProcessorGroups"][1]["ResourceGroups"][0]["TaskGroups"][0]["TaskRange"], json({0, 88064}));
+  // Same plan as ARK's own default_plan.json: same simulated time; the written file runs too.
+  const json arks = run_report("--plan " + ark("tutorial/default_plan.json") + " " + hw("gpu_a100"), "arkdefault");
+  EXPECT_DOUBLE_EQ(time_us(mine), time_us(arks));
+  const json again = run_report("--plan '" + d + "/plan.json' " + hw("gpu_a100"), "written");
+  EXPECT_DOUBLE_EQ(time_us(again), time_us(arks));
+}
+
+TEST(GpuSim, PlansThatDoNotFitTheGpuAreInputErrors) {
+  const std::string plan = "--plan " + ark("tutorial/plan.json") + " " + hw("gpu_a100");
+  auto r = run_sim(plan + " --set gpu.num_sms=64");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("plan.json: /NumProcessors: plan uses 108 processors, the device has 64"), std::string::npos)
+      << r.output;
+  r = run_sim(plan + " --set gpu.max_warps_per_block=4");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("/NumWarpsPerProcessor"), std::string::npos) << r.output;
+  r = run_sim(plan + " --set gpu.smem_per_block_kib=100");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("/TaskInfos/0/SramBytes: task needs 147456 bytes"), std::string::npos) << r.output;
+  // A rank missing from a multi-rank run.
+  std::string seven;
+  for (int k = 0; k < 7; ++k) seven += " --plan " + ark("allreduce-sm/plan_gpu" + std::to_string(k) + ".json");
+  r = run_sim(seven + " " + hw("gpu_mi300x"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("no plan of rank 7"), std::string::npos) << r.output;
+  // A model that is not the plan's.
+  r = run_sim("--model " + ark("tutorial/model.json") + " --plan " + ark("llama/plan_llama_layer_gpu0.json") + " " + hw("gpu_mi300x"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  // NPU and GPU inputs at once.
+  r = run_sim("--ir x.json " + plan);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("not both"), std::string::npos) << r.output;
+}
+
+TEST(GpuSim, APlanThatWaitsForeverIsAnInputErrorNamingTheWait) {
+  // Two ranks: rank 0 runs a DeviceSync (signal and wait for rank 1); rank 1 never syncs.
+  const std::string d = scratch_dir("gpu_deadlock");
+  auto tensor = [](int id, int buf) {
+    return "{\"Id\":" + std::to_string(id) + ",\"DataType\":\"FP16\",\"Shape\":[64],\"Strides\":[64],\"Offsets\":[0],"
+           "\"PaddedShape\":[64],\"Buffer\":{\"Id\":" + std::to_string(buf) + ",\"Rank\":-1,\"SendTags\":[],\"RecvTags\":[]}}";
+  };
+  auto plan = [&](int rank, const std::string& op) {
+    return "{\"Rank\":" + std::to_string(rank) + ",\"WorldSize\":2,\"NumProcessors\":1,\"NumWarpsPerProcessor\":1,"
+           "\"TaskInfos\":[{\"Id\":0,\"NumWarps\":1,\"SramBytes\":0,\"Ops\":[" + op + "]}],"
+           "\"ProcessorGroups\":[{\"ProcessorRange\":[0,1],\"ResourceGroups\":[{\"ProcessorRange\":[0,1],"
+           "\"WarpRange\":[0,1],\"SramRange\":[0,0],\"TaskGroups\":[{\"TaskId\":0,\"TaskRange\":[0,1],\"Granularity\":1}]}]}]}";
+  };
+  const std::string sync = "{\"Type\":\"DeviceSync\",\"Name\":\"device_sync\",\"IsVirtual\":false,\"ReadTensors\":[" +
+                           tensor(0, 0) + "],\"WriteTensors\":[" + tensor(1, 0) + "],\"ResultTensors\":[" + tensor(2, 0) +
+                           "],\"Args\":{\"Rank\":{\"INT\":0},\"PeerNum\":{\"INT\":1}},\"Config\":{\"ChannelType\":\"Sm\","
+                           "\"NumTasks\":1,\"NumWarps\":1,\"SramBytes\":0}}";
+  const std::string copy = "{\"Type\":\"Copy\",\"Name\":\"copy\",\"IsVirtual\":false,\"ReadTensors\":[" + tensor(0, 0) +
+                           "],\"WriteTensors\":[" + tensor(1, 1) + "],\"ResultTensors\":[" + tensor(2, 1) +
+                           "],\"Args\":{},\"Config\":{\"NumTasks\":1,\"NumWarps\":1,\"SramBytes\":0,\"Tile\":[1,64]}}";
+  {
+    std::ofstream(d + "/r0.json") << plan(0, sync);
+    std::ofstream(d + "/r1.json") << plan(1, copy);
+  }
+  const auto r = run_sim("--plan '" + d + "/r0.json' --plan '" + d + "/r1.json' " + hw("gpu_h100"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("r0.json: the plan deadlocks"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("rank 0 processor 0 warp 0 waits for a DeviceSync signal from rank 1"), std::string::npos)
+      << r.output;
+}
+
+TEST(GpuSim, ReportsAreDeterministicAndTracesGroupManySms) {
+  const std::string d = scratch_dir("gpu_determinism");
+  const std::string args = "--plan " + ark("tutorial/plan_2_split_k.json") + " " + hw("gpu_a100") + " -q";
+  for (const char* run : {"a", "b"}) {
+    const std::string p = d + "/" + run;
+    ASSERT_EQ(run_sim(args + " --report '" + p + ".json' --csv '" + p + ".csv' --trace '" + p + ".trace'").exit_code, 0);
+  }
+  for (const char* ext : {".json", ".csv", ".trace"}) {
+    EXPECT_EQ(read_text(d + "/a" + ext), read_text(d + "/b" + ext)) << ext;
+    EXPECT_FALSE(read_text(d + "/a" + ext).empty()) << ext;
+  }
+  // 108 processors > 32: tracks of ceil(108/32) = 4 SMs -> 27 tracks plus the group track.
+  auto tracks = [](const json& trace) {
+    int n = 0;
+    for (const auto& e : trace["traceEvents"])
+      if (e["name"] == "thread_name") ++n;
+    return n;
+  };
+  const json t = json::parse(read_text(d + "/a.trace"));
+  EXPECT_EQ(tracks(t), 28);
+  // The CSV has a row per processor group and per op.
+  const std::string csv = read_text(d + "/a.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 8 + 8);
+  // 8 processors: one track per SM.
+  ASSERT_EQ(run_sim(ranks("allreduce-packet") + " " + hw("gpu_mi300x") + " -q --trace '" + d + "/p.trace'").exit_code, 0);
+  const json pt = json::parse(read_text(d + "/p.trace"));
+  EXPECT_EQ(tracks(pt), 8 * (8 + 1));
+}
+
+TEST(GpuCalibrate, MedianErrorAgainstMeasuredH100GemmsIsWithin15Percent) {
+  const std::string d = scratch_dir("gpu_calibrate");
+  const auto r = run_sim("gpu-calibrate " + hw("gpu_h100") + " --gemm '" + example("gpu/h100_gemm.json") + "' --csv '" +
+                         d + "/cal.csv'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::istringstream csv(read_text(d + "/cal.csv"));
+  std::string line;
+  std::getline(csv, line);  // header
+  std::vector<double> err;
+  while (std::getline(csv, line)) {
+    std::vector<std::string> f;
+    std::stringstream ls(line);
+    for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
+    ASSERT_EQ(f.size(), 7u) << line;
+    err.push_back(std::fabs(std::stod(f[5])));
+  }
+  ASSERT_EQ(err.size(), 17u);
+  std::sort(err.begin(), err.end());
+  EXPECT_LE(err[8], 15.0) << r.output;
+  EXPECT_NE(r.output.find("median |error| over 17 rows"), std::string::npos);
+}
