@@ -106,7 +106,9 @@ TEST(GpuSchedule, SplitKTutorialBarriers) {
   ASSERT_EQ(prog.size(), 12u);
   for (int i = 0; i < 10; ++i) {
     EXPECT_EQ(prog[i].barrier, i % 2 == 1) << "step " << i;
-    if (i % 2 == 0) EXPECT_EQ(prog[i].slot_tasks, (std::vector<Ids>{{70}})) << "step " << i;
+    if (i % 2 == 0) {
+      EXPECT_EQ(prog[i].slot_tasks, (std::vector<Ids>{{70}})) << "step " << i;
+    }
   }
   EXPECT_FALSE(prog[10].barrier);
   EXPECT_EQ(s.seqs[prog[10].index].pg, 6);
