@@ -1,6 +1,7 @@
 // Shared helpers of the ARK reader tests: paths of the real example files, cached parsed
 // documents to mutate in memory, and an assertion that a call throws InputError at a pointer.
 #pragma once
+#include "tests/unit/expect_input_error.h"
 #include <functional>
 #include <map>
 #include <string>
@@ -25,24 +26,10 @@ inline const json::Json& ark_doc(const std::string& rel) {
   return it->second;
 }
 
-// Runs f, which must throw InputError whose `where` is exactly `pointer` and whose message
-// contains the pointer and `fragment`. Returns the full message.
+// The shared InputError assertion, under the name the ARK tests use.
 inline std::string expect_ark_error(const std::function<void()>& f, const std::string& pointer,
                                     const std::string& fragment) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    std::string msg = e.what();
-    EXPECT_EQ(e.where(), pointer) << msg;
-    EXPECT_NE(msg.find(pointer), std::string::npos) << msg;
-    EXPECT_NE(msg.find(fragment), std::string::npos) << "'" << fragment << "' not in: " << msg;
-    return msg;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected InputError at " << pointer << ", got other exception: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "expected InputError at " << pointer << ", nothing thrown";
-  return "";
+  return expect_input_error(f, pointer, fragment);
 }
 
 }  // namespace npusim::test

@@ -1,6 +1,7 @@
 // Shared helpers of the Frontend IR reader tests: paths of the real example files and an
 // assertion that a call throws InputError at a given JSON pointer.
 #pragma once
+#include "tests/unit/expect_input_error.h"
 #include <functional>
 #include <string>
 
@@ -18,24 +19,5 @@ inline std::string frontend_ir_example(const std::string& file) {
 inline const char* kResNet50B4 = "int8_resnet50.sim_quantized_b4.json";
 inline const char* kResNet34B4 = "int8_resnet34.sim_quantized_b4.json";
 
-// Runs f, which must throw InputError whose `where` is exactly `pointer` and whose message
-// contains the pointer and `fragment`. Returns the full message for further checks.
-inline std::string expect_input_error(const std::function<void()>& f, const std::string& pointer,
-                                      const std::string& fragment) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    std::string msg = e.what();
-    EXPECT_EQ(e.where(), pointer) << msg;
-    EXPECT_NE(msg.find(pointer), std::string::npos) << msg;
-    EXPECT_NE(msg.find(fragment), std::string::npos) << "'" << fragment << "' not in: " << msg;
-    return msg;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected InputError at " << pointer << ", got other exception: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "expected InputError at " << pointer << ", nothing thrown";
-  return "";
-}
 
 }  // namespace npusim::test
