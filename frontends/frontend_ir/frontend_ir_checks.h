@@ -12,8 +12,6 @@ namespace npusim::frontends::frontend_ir {
 void check_edges(ir::Graph& g);
 // No cycle among layers, and layer_index order (g.layers is sorted by it) is topological.
 void check_order(const ir::Graph& g);
-// Shapes and attributes per operation: conv2d, pooling, element_wise_add, dense, ...
-void check_layer_shapes(const ir::Layer& l, const std::string& file);
 // Each layer input fed by a layer matches that producer's output shape and dtype.
 void check_edge_tensors(const ir::Graph& g);
 // Every tensor with a batch dimension has the graph's batch size there.

@@ -157,6 +157,34 @@ ir::QuantInfo parse_quant(const Cursor& c) {
   return q;
 }
 
+// Attributes of the npusim extension operations (docs/formats.md#npusim-extensions); keys the
+// real Gemini files never use, so they are read for every op when present.
+void parse_extension_attrs(const Cursor& c, ir::Layer& l) {
+  constexpr int64_t kBig = int64_t{1} << 40;
+  auto ints = [&](const char* key, std::vector<int64_t>& out) {
+    if (auto v = c.find(key)) {
+      out = v->as_int_array();
+      for (size_t i = 0; i < out.size(); ++i) v->at(i).as_int_in(-kBig, kBig);
+    }
+  };
+  if (auto v = c.optional_bool_like("transpose_a")) l.transpose_a = *v;
+  if (auto v = c.optional_bool_like("transpose_b")) l.transpose_b = *v;
+  ints("axes", l.axes);
+  if (auto v = c.find("axis")) l.axes = {v->as_int_in(-64, 63)};
+  if (auto v = c.optional_bool_like("keepdims")) l.keepdims = *v;
+  if (auto v = c.optional_double("epsilon")) l.epsilon = *v;
+  if (auto v = c.optional_double("clip_min")) l.clip_min = *v;
+  if (auto v = c.optional_double("clip_max")) l.clip_max = *v;
+  ints("perm", l.perm);
+  ints("starts", l.starts);
+  ints("ends", l.ends);
+  ints("steps", l.steps);
+  ints("pads", l.pads);
+  if (auto v = c.find("flops")) l.opaque_flops = v->as_int_in(0, int64_t{1} << 62);
+  if (auto v = c.find("bytes")) l.opaque_bytes = v->as_int_in(0, int64_t{1} << 62);
+  if (auto v = c.optional_string("label")) l.opaque_label = *v;
+}
+
 ir::Layer parse_layer(const Cursor& c, const std::string& key) {
   c.expect_object();
   ir::Layer l;
@@ -209,17 +237,18 @@ ir::Layer parse_layer(const Cursor& c, const std::string& key) {
   if (auto g = c.find("groups")) l.groups = static_cast<int>(g->as_int_in(1, kMaxWindow));
   l.ceil_mode = c.optional_bool_like("ceil_mode").value_or(false);
 
+  parse_extension_attrs(c, l);
   l.activation = c.optional_string("activation_type").value_or("");
   l.activation_attr = c.optional_double("activation_attr");
-  if (auto q = c.find("quant_info")) l.quant = parse_quant(*q);
-  if (auto t = c.find("tensor0_lut")) l.tensor0_lut = parse_lut(*t);
-  if (auto t = c.find("tensor1_lut")) l.tensor1_lut = parse_lut(*t);
-  if (auto t = c.find("tensor_mode")) l.tensor_mode = static_cast<int>(t->as_int_in(-0x7fffffff, 0x7fffffff));
-  if (auto m = c.find("module_list")) l.modules = parse_modules(*m);
-  l.ori_name = c.optional_string("ori_name").value_or("");
+  if (auto q = c.find("quant_info")) l.gemini.quant = parse_quant(*q);
+  if (auto t = c.find("tensor0_lut")) l.gemini.tensor0_lut = parse_lut(*t);
+  if (auto t = c.find("tensor1_lut")) l.gemini.tensor1_lut = parse_lut(*t);
+  if (auto t = c.find("tensor_mode")) l.gemini.tensor_mode = static_cast<int>(t->as_int_in(-0x7fffffff, 0x7fffffff));
+  if (auto m = c.find("module_list")) l.gemini.modules = parse_modules(*m);
+  l.gemini.ori_name = c.optional_string("ori_name").value_or("");
   // The producer spells it "nhwc_consistant"; accept the dictionary spelling too.
-  l.nhwc_consistant = c.optional_bool_like("nhwc_consistant");
-  if (!l.nhwc_consistant) l.nhwc_consistant = c.optional_bool_like("nhwc_consistent");
+  l.gemini.nhwc_consistant = c.optional_bool_like("nhwc_consistant");
+  if (!l.gemini.nhwc_consistant) l.gemini.nhwc_consistant = c.optional_bool_like("nhwc_consistent");
   // Any other member is an extra of some producer version: accepted and ignored.
   return l;
 }
@@ -247,11 +276,14 @@ ir::Graph parse_frontend_ir(const json::Json& doc, const std::string& source_nam
   std::sort(g.layers.begin(), g.layers.end(),
             [](const ir::Layer& a, const ir::Layer& b) { return a.index < b.index; });
 
-  for (const ir::Layer& l : g.layers) frontend_ir::check_layer_shapes(l, source_name);
+  g.format = "frontend_ir";
+  ir::check_ops(g);
   frontend_ir::check_edges(g);
   frontend_ir::check_order(g);
   frontend_ir::check_edge_tensors(g);
   frontend_ir::check_batch(g);
+  ir::link_tensors_by_name(g);
+  ir::validate_tensors(g);
   return g;
 }
 

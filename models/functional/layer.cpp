@@ -50,9 +50,9 @@ class LayerRun {
   Tensor real_input() const {
     const Tensor& x = m_in[0];
     if (!is_integer_dtype(in_dtype(0))) return x;
-    if (!m_l.quant.input_scale1) fail("quant_info/input_scale1", std::string(ir::dtype_name(in_dtype(0))) + " input needs input_scale1");
-    const float s = static_cast<float>(*m_l.quant.input_scale1);
-    const float zp = static_cast<float>(m_l.quant.input_zero_point1.value_or(0.0));
+    if (!m_l.gemini.quant.input_scale1) fail("quant_info/input_scale1", std::string(ir::dtype_name(in_dtype(0))) + " input needs input_scale1");
+    const float s = static_cast<float>(*m_l.gemini.quant.input_scale1);
+    const float zp = static_cast<float>(m_l.gemini.quant.input_zero_point1.value_or(0.0));
     Tensor y(x.shape, ir::DType::Float32);
     for (int64_t i = 0; i < y.size(); ++i) {
       float q = x.data[i] + zp;  // exact: integers
@@ -102,9 +102,9 @@ class LayerRun {
       return r;
     }
     // ONNX QLinearConv convention: int32 bias in units of input_scale * weight_scale[k].
-    if (!m_l.quant.input_scale1) fail("quant_info/input_scale1", "an integer bias needs input_scale1");
+    if (!m_l.gemini.quant.input_scale1) fail("quant_info/input_scale1", "an integer bias needs input_scale1");
     std::vector<double> sc = k_scale(k);
-    for (int64_t i = 0; i < k; ++i) r.data[i] = static_cast<float>(b.data[i] * *m_l.quant.input_scale1 * sc[i]);
+    for (int64_t i = 0; i < k; ++i) r.data[i] = static_cast<float>(b.data[i] * *m_l.gemini.quant.input_scale1 * sc[i]);
     return r;
   }
 
@@ -112,14 +112,14 @@ class LayerRun {
   Tensor finish_pe(Tensor y) const {
     ir::DType out = out_dtype();
     if (is_integer_dtype(out)) {
-      if (!m_l.quant.output_scale) fail("quant_info/output_scale", std::string(ir::dtype_name(out)) + " output needs output_scale");
+      if (!m_l.gemini.quant.output_scale) fail("quant_info/output_scale", std::string(ir::dtype_name(out)) + " output needs output_scale");
       RoundMode mode = RoundMode::HalfAwayFromZero;
-      if (!m_l.quant.round_type.empty()) {
-        auto m = parse_round_mode(m_l.quant.round_type);
-        if (!m) fail("quant_info/round_type", "unsupported round_type '" + m_l.quant.round_type + "' (supported: round, floor, ceil)");
+      if (!m_l.gemini.quant.round_type.empty()) {
+        auto m = parse_round_mode(m_l.gemini.quant.round_type);
+        if (!m) fail("quant_info/round_type", "unsupported round_type '" + m_l.gemini.quant.round_type + "' (supported: round, floor, ceil)");
         mode = *m;
       }
-      y = post_cal(y, *m_l.quant.output_scale, m_l.quant.output_zero_point.value_or(0.0), false, mode, out);
+      y = post_cal(y, *m_l.gemini.quant.output_scale, m_l.gemini.quant.output_zero_point.value_or(0.0), false, mode, out);
     } else {
       for (float& v : y.data) v = round_to_float_dtype(v, out);
     }
@@ -130,7 +130,7 @@ class LayerRun {
   // Result of a vector-processor op without module_list: quant_info if given, else plain
   // rounding (and saturation) of the value to the output dtype.
   Tensor finish_plain(Tensor y) const {
-    if (is_integer_dtype(out_dtype()) && !m_l.quant.output_scale) {
+    if (is_integer_dtype(out_dtype()) && !m_l.gemini.quant.output_scale) {
       for (float& v : y.data) v = saturate(round_value(v, RoundMode::HalfAwayFromZero), out_dtype());
       y.dtype = out_dtype();
       return y;
@@ -191,9 +191,9 @@ class LayerRun {
 
   Tensor vp(size_t n_inputs) const {
     check_inputs(n_inputs);
-    if (!m_l.modules.empty()) {
+    if (!m_l.gemini.modules.empty()) {
       VpContext ctx{window(), out_dtype(), m_file, m_where};
-      return check_output(run_module_list(m_l.modules, m_in, ctx), false);
+      return check_output(run_module_list(m_l.gemini.modules, m_in, ctx), false);
     }
     // No module_list: the op itself on real values (docs/functional.md#layers).
     Tensor x = real_input();
@@ -210,8 +210,8 @@ class LayerRun {
       case ir::OpKind::ElementWiseAdd: {
         Tensor b = m_in[1];
         if (is_integer_dtype(in_dtype(1))) {
-          if (!m_l.quant.input_scale2) fail("quant_info/input_scale2", "integer input 2 needs input_scale2");
-          const float s = static_cast<float>(*m_l.quant.input_scale2), zp = static_cast<float>(m_l.quant.input_zero_point2.value_or(0.0));
+          if (!m_l.gemini.quant.input_scale2) fail("quant_info/input_scale2", "integer input 2 needs input_scale2");
+          const float s = static_cast<float>(*m_l.gemini.quant.input_scale2), zp = static_cast<float>(m_l.gemini.quant.input_zero_point2.value_or(0.0));
           for (float& v : b.data) v = (v + zp) * s;
         }
         if (!broadcast_shape(x.shape, b.shape, &why)) fail("input_shape/1", why);

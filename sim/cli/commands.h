@@ -6,19 +6,25 @@
 #include <vector>
 
 namespace CLI { class App; }
+namespace npusim::ir { struct Graph; }
+namespace npusim::config { class HwConfig; }
 
 namespace npusim::cli {
 
 enum ExitCode { kOk = 0, kCheckFailed = 1, kBadInput = 2, kInternal = 3 };
 
 struct RunOptions {
-  std::string ir;     // Frontend IR file
+  std::string ir;     // workload file (any registered format)
+  std::string format; // --format: force a reader by name (empty: sniff the content)
   std::string hw = "configs/npu.yaml";
   std::vector<std::string> sets;  // --set path=value
   std::string report_json, csv, trace;
   bool quiet = false;
 };
 int run_npu(const RunOptions& o);
+// `sim --ir X` with a config whose `device` is gpu (run_gpu.cpp): the workload lowered to ARK's
+// op set, planned by ARK's DefaultPlanner and simulated on the GPU model (docs/gpu.md).
+int run_gpu_workload(const ir::Graph& g, const config::HwConfig& cfg, const RunOptions& o);
 
 struct ZooCliOptions {
   std::string model;

@@ -18,6 +18,7 @@
 #include "sim/config/hw_config.h"
 #include "sim/engine/gpu_engine.h"
 #include "sim/ir/error.h"
+#include "sim/ir/graph.h"
 #include "sim/mapping/gpu_default_plan.h"
 #include "sim/report/gpu_report.h"
 #include "sim/sweep/runner.h"
@@ -175,6 +176,10 @@ int run_calibrate(const GpuCliOptions& o) {
 }
 
 }  // namespace
+
+int run_gpu_workload(const ir::Graph& g, const config::HwConfig& cfg, const RunOptions& o) {
+  throw InputError(o.hw, "device", "the GPU model does not run '" + g.name + "' yet: lowering of the workload IR to ARK ops is missing");
+}
 
 std::function<int()> add_gpu_command(CLI::App& app, RunOptions& run) {
   auto o = std::make_shared<GpuCliOptions>();

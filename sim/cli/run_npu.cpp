@@ -25,6 +25,7 @@ int run_npu(const RunOptions& o) {
   // Validate everything before simulating.
   const ir::Graph graph = frontends::read_frontend_ir(o.ir);
   const config::HwConfig cfg = config::HwConfig::load(o.hw, o.sets);
+  if (cfg.get_string("device") == "gpu") return run_gpu_workload(graph, cfg, o);
   const mapping::Program prog = mapping::map_graph(graph, cfg);
   const engine::SimResult sim = engine::simulate_npu(prog, cfg);
   const report::RunReport rep = report::build_report(graph.name, prog, sim.timings, cfg);

@@ -10,6 +10,7 @@ std::vector<ParamDecl> build_schema() {
   std::vector<ParamDecl> s = {
       {"name", T::String, "npu", "", "name of this hardware description (shown in reports)", {}},
       {"clock_mhz", T::Double, "1000", "MHz", "core clock; all unit cycles are in this clock", {}},
+      {"device", T::String, "npu", "", "the device model that runs a workload: npu (npu.* keys) or gpu (gpu.* keys)", {"npu", "gpu"}},
 
       // PE array (models/npu/pe_array_timing.h, docs/timing.md#pe-array)
       {"npu.pe_array.rows", T::Int, "64", "PEs", "rows: output channels (K) mapped in parallel", {}},
@@ -43,6 +44,12 @@ std::vector<ParamDecl> build_schema() {
     s.push_back({std::string("npu.vector.stages.") + k + ".latency_cycles", T::Int, "6", "cycles",
                  std::string("pipeline latency of the ") + k + " stage", {}});
   }
+  // Transcendental functions (exp, gelu, sigmoid, tanh, rsqrt, reciprocal) by table lookup and
+  // interpolation: the passes of softmax, norms and activations beyond relu (docs/timing.md#vector-ops).
+  s.push_back({"npu.vector.stages.lut_group.vectors_per_cycle", T::Double, "0.5", "vectors/cycle",
+               "throughput of the lut_group stage (table lookup + linear interpolation: two reads per element)", {}});
+  s.push_back({"npu.vector.stages.lut_group.latency_cycles", T::Int, "8", "cycles",
+               "pipeline latency of the lut_group stage", {}});
   std::vector<ParamDecl> rest = {
       // On-chip buffers (models/npu/buffer.h)
       {"npu.l2.size_kib", T::Int, "8192", "KiB", "global (L2) buffer holding activations and prefetched weights", {}},

@@ -189,7 +189,7 @@ class Mapper {
         for (size_t j = 0; j < l.input_shapes.size(); ++j)
           if (!(weights && j == 1)) l.input_shapes[j] = with_batch(l.input_shapes[j], batch, nb);
         for (auto& s : l.output_shapes) s = with_batch(s, batch, nb);
-        for (auto& m : l.modules) {
+        for (auto& m : l.gemini.modules) {
           for (auto& s : m.input_shapes) s = with_batch(s, batch, nb);
           for (auto& s : m.output_shapes) s = with_batch(s, batch, nb);
         }
@@ -272,8 +272,13 @@ class Mapper {
   // Producer layers (and graph inputs) feeding the activation inputs of l.
   std::vector<std::string> activation_inputs(const Layer& l) const {
     std::vector<std::string> r;
-    for (const auto& p : l.previous)
-      if (!ir::is_constant_name(p) || m_graph.find(p)) r.push_back(p);
+    for (size_t j = 0; j < l.previous.size(); ++j) {
+      // Parameters (weights, biases, constants) are not activations; a graph built without
+      // a tensor table falls back on the Frontend IR's naming convention.
+      const bool param = j < l.inputs.size() ? m_graph.tensor(l.inputs[j]).is_parameter()
+                                             : ir::is_constant_name(l.previous[j]) && !m_graph.find(l.previous[j]);
+      if (!param) r.push_back(l.previous[j]);
+    }
     return r;
   }
 
@@ -586,8 +591,8 @@ class Mapper {
     for (auto t : l.output_dtypes) elem_bytes = std::max<int64_t>(elem_bytes, ir::dtype_bytes(t));
     // Constant operands (avg pool's scalar) are not streamed.
     if (l.op == ir::OpKind::AvgPool2d && !l.input_dtypes.empty()) elem_bytes = std::max<int64_t>(1, ir::dtype_bytes(l.input_dtypes[0]));
-    if (!l.modules.empty()) {
-      for (const auto& m : l.modules) {
+    if (!l.gemini.modules.empty()) {
+      for (const auto& m : l.gemini.modules) {
         const Shape& s = !m.input_shapes.empty() ? m.input_shapes[0]
                          : !l.input_shapes.empty() ? l.input_shapes[0] : Shape{1};
         const Nchw d = nchw(s);

@@ -263,7 +263,7 @@ TEST_F(FrontendIrErrors, UnknownExtraFieldsAreAccepted) {
   doc["MaxPool_2_1"]["module_list"]["compare_group"]["extra_table"] = Json::array({1, 2, 3});
   ir::Graph g = parse_frontend_ir(doc, kResNet50B4);
   EXPECT_EQ(g.layers.size(), 74u);
-  EXPECT_DOUBLE_EQ(g.find("Conv_0")->quant.output_scale.value(), 43.62298146446928);
+  EXPECT_DOUBLE_EQ(g.find("Conv_0")->gemini.quant.output_scale.value(), 43.62298146446928);
 }
 
 }  // namespace

@@ -71,7 +71,7 @@ class FrontendIrResNet50 : public ::testing::Test {
   }
   static std::vector<std::string> module_kinds(const ir::Layer& l) {
     std::vector<std::string> r;
-    for (const auto& m : l.modules) r.push_back(m.kind);
+    for (const auto& m : l.gemini.modules) r.push_back(m.kind);
     return r;
   }
 };
@@ -84,12 +84,12 @@ TEST_F(FrontendIrResNet50, InputQuantize) {
   EXPECT_EQ(q.input_dtypes, std::vector<ir::DType>{ir::DType::Float16});
   EXPECT_EQ(q.output_dtypes, std::vector<ir::DType>{ir::DType::Int8});
   EXPECT_EQ(q.previous, std::vector<std::string>{"input1"});
-  EXPECT_EQ(q.tensor_mode, 0);
-  EXPECT_EQ(q.tensor0_lut, (std::array<int, 3>{1, 1, 1}));
-  EXPECT_FALSE(q.tensor1_lut.has_value());
-  EXPECT_FALSE(q.quant.present);
+  EXPECT_EQ(q.gemini.tensor_mode, 0);
+  EXPECT_EQ(q.gemini.tensor0_lut, (std::array<int, 3>{1, 1, 1}));
+  EXPECT_FALSE(q.gemini.tensor1_lut.has_value());
+  EXPECT_FALSE(q.gemini.quant.present);
   EXPECT_EQ(module_kinds(q), (std::vector<std::string>{"pre_cal", "post_cal"}));
-  const ir::VpStage* post = q.module("post_cal");
+  const ir::VpStage* post = q.gemini.module("post_cal");
   ASSERT_NE(post, nullptr);
   EXPECT_DOUBLE_EQ(post->numbers.at("mul_k"), 29.057056427001953);
   EXPECT_DOUBLE_EQ(post->numbers.at("sum_b"), 6.0);
@@ -109,21 +109,21 @@ TEST_F(FrontendIrResNet50, FirstConv) {
   EXPECT_EQ(c.groups, 1);
   EXPECT_EQ(c.activation, "relu");
   EXPECT_FALSE(c.activation_attr.has_value());
-  EXPECT_TRUE(c.quant.present);
-  EXPECT_DOUBLE_EQ(c.quant.input_scale1.value(), 0.034415047615766525);
-  EXPECT_DOUBLE_EQ(c.quant.input_zero_point1.value(), -6.0);
-  EXPECT_DOUBLE_EQ(c.quant.output_scale.value(), 43.62298146446928);
-  EXPECT_DOUBLE_EQ(c.quant.output_zero_point.value(), -128.0);
-  EXPECT_FALSE(c.quant.input_scale2.has_value());
-  EXPECT_EQ(c.quant.round_type, "round");
+  EXPECT_TRUE(c.gemini.quant.present);
+  EXPECT_DOUBLE_EQ(c.gemini.quant.input_scale1.value(), 0.034415047615766525);
+  EXPECT_DOUBLE_EQ(c.gemini.quant.input_zero_point1.value(), -6.0);
+  EXPECT_DOUBLE_EQ(c.gemini.quant.output_scale.value(), 43.62298146446928);
+  EXPECT_DOUBLE_EQ(c.gemini.quant.output_zero_point.value(), -128.0);
+  EXPECT_FALSE(c.gemini.quant.input_scale2.has_value());
+  EXPECT_EQ(c.gemini.quant.round_type, "round");
   EXPECT_EQ(c.previous, (std::vector<std::string>{"src_quantize_1_1", "constant_497"}));
   EXPECT_EQ(c.next, std::vector<std::string>{"MaxPool_2_1"});
   EXPECT_EQ(c.files.at("k"), "Conv_0_k.npy");
   EXPECT_EQ(c.files.size(), 5u);
   // The file says [0] for two inputs; the weight (a constant) gets -1.
   EXPECT_EQ(c.input_batchdim, (std::vector<int>{0, -1}));
-  EXPECT_EQ(c.ori_name, "Relu_1");
-  EXPECT_TRUE(c.modules.empty());
+  EXPECT_EQ(c.gemini.ori_name, "Relu_1");
+  EXPECT_TRUE(c.gemini.modules.empty());
   // 4*64*112*112 outputs, each 3*7*7 = 147 MACs: 3,211,264 * 147 = 472,055,808.
   EXPECT_EQ(c.macs(), 472055808);
 }
@@ -136,8 +136,8 @@ TEST_F(FrontendIrResNet50, MaxPoolCeilModeZeroAndStageOrder) {
   EXPECT_EQ(p.padding, (std::array<int, 4>{1, 1, 1, 1}));
   EXPECT_EQ(p.next, (std::vector<std::string>{"Conv_3", "Conv_8"}));
   EXPECT_EQ(module_kinds(p), (std::vector<std::string>{"pre_cal", "compare_group", "post_cal"}));
-  EXPECT_EQ(p.module("compare_group")->strings.at("cmp_mode"), "cumulative");
-  EXPECT_EQ(p.module("compare_group")->output_shapes[0], (ir::Shape{4, 64, 56, 56}));
+  EXPECT_EQ(p.gemini.module("compare_group")->strings.at("cmp_mode"), "cumulative");
+  EXPECT_EQ(p.gemini.module("compare_group")->output_shapes[0], (ir::Shape{4, 64, 56, 56}));
 }
 
 TEST_F(FrontendIrResNet50, AddHasTwoTensorLutsAndSumSubStage) {
@@ -145,10 +145,10 @@ TEST_F(FrontendIrResNet50, AddHasTwoTensorLutsAndSumSubStage) {
   EXPECT_EQ(a.index, 7);
   EXPECT_EQ(a.op, ir::OpKind::ElementWiseAdd);
   EXPECT_EQ(a.input_batchdim, (std::vector<int>{0, 0}));
-  EXPECT_EQ(a.tensor1_lut, (std::array<int, 3>{1, 1, 1}));
+  EXPECT_EQ(a.gemini.tensor1_lut, (std::array<int, 3>{1, 1, 1}));
   EXPECT_EQ(module_kinds(a), (std::vector<std::string>{"pre_cal", "fp32_sum_sub_group0", "relu_group", "post_cal"}));
-  EXPECT_EQ(a.module("fp32_sum_sub_group0")->strings.at("sumsub_group_b_mux"), "vector");
-  EXPECT_DOUBLE_EQ(a.module("pre_cal")->numbers.at("requan_scale_b"), 0.019235722720623016);
+  EXPECT_EQ(a.gemini.module("fp32_sum_sub_group0")->strings.at("sumsub_group_b_mux"), "vector");
+  EXPECT_DOUBLE_EQ(a.gemini.module("pre_cal")->numbers.at("requan_scale_b"), 0.019235722720623016);
 }
 
 TEST_F(FrontendIrResNet50, GlobalAvgPoolWithConstantSecondInput) {
@@ -159,9 +159,9 @@ TEST_F(FrontendIrResNet50, GlobalAvgPoolWithConstantSecondInput) {
   EXPECT_EQ(p.previous[1], "GlobalAveragePool_119_1_constant1");
   EXPECT_EQ(p.input_dtypes[1], ir::DType::Float32);
   EXPECT_EQ(p.input_batchdim, (std::vector<int>{0, -1}));
-  EXPECT_EQ(p.tensor1_lut, (std::array<int, 3>{0, 0, 0}));
+  EXPECT_EQ(p.gemini.tensor1_lut, (std::array<int, 3>{0, 0, 0}));
   EXPECT_EQ(module_kinds(p), (std::vector<std::string>{"pre_cal", "fp32_mul_group", "acc_tree_group", "post_cal"}));
-  EXPECT_DOUBLE_EQ(p.module("fp32_mul_group")->numbers.at("mul_group_k_scalar"), 0.020408162847161293);
+  EXPECT_DOUBLE_EQ(p.gemini.module("fp32_mul_group")->numbers.at("mul_group_k_scalar"), 0.020408162847161293);
   EXPECT_EQ(p.output_shapes[0], (ir::Shape{4, 2048, 1, 1}));
 }
 
@@ -169,11 +169,11 @@ TEST_F(FrontendIrResNet50, DenseAndCpuReshape) {
   const ir::Layer& d = layer("Gemm_121");
   EXPECT_EQ(d.op, ir::OpKind::Dense);
   EXPECT_EQ(d.previous[1], "constant_fc.weight");
-  EXPECT_TRUE(d.quant.present);
-  EXPECT_DOUBLE_EQ(d.quant.input_scale1.value(), 0.015733197331428528);
-  EXPECT_DOUBLE_EQ(d.quant.input_zero_point1.value(), 128.0);
-  EXPECT_FALSE(d.quant.output_scale.has_value());
-  EXPECT_EQ(d.quant.round_type, "");
+  EXPECT_TRUE(d.gemini.quant.present);
+  EXPECT_DOUBLE_EQ(d.gemini.quant.input_scale1.value(), 0.015733197331428528);
+  EXPECT_DOUBLE_EQ(d.gemini.quant.input_zero_point1.value(), 128.0);
+  EXPECT_FALSE(d.gemini.quant.output_scale.has_value());
+  EXPECT_EQ(d.gemini.quant.round_type, "");
   EXPECT_EQ(d.activation, "");  // null
   EXPECT_EQ(d.output_dtypes[0], ir::DType::Float16);
   // 4*1000 outputs, each 2048 MACs.
@@ -182,9 +182,9 @@ TEST_F(FrontendIrResNet50, DenseAndCpuReshape) {
   const ir::Layer& r = layer("Gemm_121_reshape_output0");
   EXPECT_EQ(r.op, ir::OpKind::Reshape);
   EXPECT_EQ(r.device, ir::Device::Cpu);
-  EXPECT_EQ(r.nhwc_consistant, std::optional<bool>(true));
+  EXPECT_EQ(r.gemini.nhwc_consistant, std::optional<bool>(true));
   EXPECT_EQ(r.next, std::vector<std::string>{"output1"});
-  EXPECT_FALSE(layer("Conv_0").nhwc_consistant.has_value());
+  EXPECT_FALSE(layer("Conv_0").gemini.nhwc_consistant.has_value());
 }
 
 TEST(FrontendIrResNet34, DequantizeCastsAndExplicitWeightBatchdim) {
@@ -195,11 +195,11 @@ TEST(FrontendIrResNet34, DequantizeCastsAndExplicitWeightBatchdim) {
   EXPECT_EQ(dq->op, ir::OpKind::Quantize);  // the producer calls the int8 -> float16 cast "quantize"
   EXPECT_EQ(dq->input_dtypes[0], ir::DType::Int8);
   EXPECT_EQ(dq->output_dtypes[0], ir::DType::Float16);
-  EXPECT_EQ(dq->ori_name, "");  // no ori_name in the file
+  EXPECT_EQ(dq->gemini.ori_name, "");  // no ori_name in the file
   const ir::Layer* conv = g.find("Conv_8");
   ASSERT_NE(conv, nullptr);
   EXPECT_EQ(conv->input_batchdim, (std::vector<int>{0, -1}));  // written out in this file
-  EXPECT_FALSE(conv->quant.output_scale.has_value());
+  EXPECT_FALSE(conv->gemini.quant.output_scale.has_value());
   EXPECT_EQ(g.find("MaxPool_4_1")->ceil_mode, false);
   EXPECT_EQ(g.find("GlobalAveragePool_123_1")->input_shapes[1], (ir::Shape{1, 1, 1, 1}));
 }

@@ -27,12 +27,12 @@ ir::Layer int8_conv(ir::Shape x, ir::Shape w, ir::Shape y) {
   l.output_shapes = {y};
   l.kernel = {static_cast<int>(w[2]), static_cast<int>(w[3])};
   l.files = {{"input_activation1", "C_input_activation1.npy"}, {"k", "C_k.npy"}};
-  l.quant.present = true;
-  l.quant.input_scale1 = 0.5;
-  l.quant.input_zero_point1 = 2;  // real = (q + 2) * 0.5: the real 0 is q = -2
-  l.quant.output_scale = 10;
-  l.quant.output_zero_point = -128;
-  l.quant.round_type = "round";
+  l.gemini.quant.present = true;
+  l.gemini.quant.input_scale1 = 0.5;
+  l.gemini.quant.input_zero_point1 = 2;  // real = (q + 2) * 0.5: the real 0 is q = -2
+  l.gemini.quant.output_scale = 10;
+  l.gemini.quant.output_zero_point = -128;
+  l.gemini.quant.round_type = "round";
   return l;
 }
 
@@ -73,7 +73,7 @@ TEST(RunLayer, ConvToFloat16AndRelu6) {
   // Conv_8 of int8_resnet34 style: int8 in, float16 out, no output_scale. y = 3 * 1/3 -> fp16.
   ir::Layer l = int8_conv({1, 1, 1, 2}, {1, 1, 1, 1}, {1, 1, 1, 2});
   l.output_dtypes = {DType::Float16};
-  l.quant.output_scale.reset();
+  l.gemini.quant.output_scale.reset();
   l.activation = "relu6";
   Tensor x({1, 1, 1, 2}, {4, 100}, DType::Int8);  // real 3, 51
   Tensor y = run_layer(l, {x}, {{"k", Tensor({1, 1, 1, 1}, {1.0f / 3.0f})}});
@@ -90,8 +90,8 @@ TEST(RunLayer, DenseLikeGemm121) {
   l.output_dtypes = {DType::Float16};
   l.input_shapes = {{1, 2, 1, 1}, {3, 2, 1, 1}};
   l.output_shapes = {{1, 3, 1, 1}};
-  l.quant.input_scale1 = 0.25;
-  l.quant.input_zero_point1 = 128;
+  l.gemini.quant.input_scale1 = 0.25;
+  l.gemini.quant.input_zero_point1 = 128;
   Tensor x({1, 2, 1, 1}, {-124, -120}, DType::Int8);  // real [1, 2]
   Tensor w({3, 2, 1, 1}, {1, 1, 1, -1, 0.1f, 0});
   // y = [3, -1, 0.1 + 0.5] -> fp16(0.6) = 0.60009765625
@@ -144,13 +144,13 @@ TEST(RunLayer, BadInputNamesThePlace) {
   a.activation = "gelu";
   EXPECT_EQ(error_place(a, {x}, k), "/C/activation_type");
   ir::Layer q = l;
-  q.quant.output_scale.reset();
+  q.gemini.quant.output_scale.reset();
   EXPECT_EQ(error_place(q, {x}, k), "/C/quant_info/output_scale");
   q = l;
-  q.quant.input_scale1.reset();
+  q.gemini.quant.input_scale1.reset();
   EXPECT_EQ(error_place(q, {x}, k), "/C/quant_info/input_scale1");
   q = l;
-  q.quant.round_type = "banker";
+  q.gemini.quant.round_type = "banker";
   EXPECT_EQ(error_place(q, {x}, k), "/C/quant_info/round_type");
   q = l;
   q.output_shapes = {{1, 1, 1, 1}};
