@@ -18,6 +18,7 @@ const char* dma_kind_name(DmaKind k) {
     case DmaKind::LoadWeights: return "load_weights";
     case DmaKind::LoadActivations: return "load_act";
     case DmaKind::StoreActivations: return "store_act";
+    case DmaKind::L2ToWeightBuffer: return "l2_to_weights";
   }
   return "?";
 }

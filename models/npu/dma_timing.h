@@ -16,7 +16,9 @@ struct DmaParams {
   static DmaParams read(const config::HwConfig& c);
 };
 
-enum class DmaKind { LoadWeights, LoadActivations, StoreActivations };
+// L2ToWeightBuffer: a matmul operand produced on chip (attention's K and V) moved from L2 into
+// the weight buffer: the L2 port and the channel, no DRAM.
+enum class DmaKind { LoadWeights, LoadActivations, StoreActivations, L2ToWeightBuffer };
 const char* dma_kind_name(DmaKind k);
 
 struct DmaTransfer {

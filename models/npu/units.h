@@ -77,7 +77,7 @@ class VectorProcessor : public QueueUnit<VpTile> {
   VectorProcessor(sc_core::sc_module_name name, const VpParams& p, Scoreboard& sb, L2Buffer& l2,
                   std::vector<Job<VpTile>> jobs)
       : QueueUnit(name, sb, {std::move(jobs)}, [p, &sb, &l2](const Job<VpTile>& j) {
-          wait_unit_and_port(sb, l2, vp_tile_timing(p, j.payload.stages).total_cycles, j.payload.l2_bytes);
+          wait_unit_and_port(sb, l2, vp_command_cycles(p, j.payload), j.payload.l2_bytes);
         }) {}
 };
 
@@ -91,7 +91,8 @@ class Dma : public QueueUnit<DmaTransfer> {
           sc_core::wait(sb.cycles(p.setup_cycles));
           const int64_t t0 = sb.now_cycles();
           const int64_t port_done = l2.reserve(j.payload.bytes);
-          dram.transfer(j.payload.bytes, j.payload.segments, j.payload.kind == DmaKind::StoreActivations);
+          if (j.payload.kind != DmaKind::L2ToWeightBuffer)  // on-chip moves never reach DRAM
+            dram.transfer(j.payload.bytes, j.payload.segments, j.payload.kind == DmaKind::StoreActivations);
           const int64_t own = std::max(dma_channel_cycles(p, j.payload), port_done - t0);
           const int64_t spent = sb.now_cycles() - t0;
           if (own > spent) sc_core::wait(sb.cycles(own - spent));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/config/hw_config.h"
+#include "sim/ir/graph.h"
 
 namespace npusim::models {
 
@@ -39,6 +40,7 @@ struct VpStageWork {
 struct VpTile {
   std::vector<VpStageWork> stages;
   int64_t l2_bytes = 0;
+  int64_t fixed_cycles = 0;  // opaque ops: their compute time at the NPU's peak rate (roofline)
 };
 
 struct VpTiming {
@@ -51,5 +53,20 @@ struct VpTiming {
 // Stages form one pipeline: a tile takes the slowest stage's streaming time plus the pipeline
 // depth plus the instruction overhead.
 VpTiming vp_tile_timing(const VpParams& p, const std::vector<VpStageWork>& stages);
+// The unit's busy time for one command: the pipeline above plus any fixed (roofline) cycles.
+int64_t vp_command_cycles(const VpParams& p, const VpTile& t);
+
+// One pass of a vector op over its data: a pipeline of stages (module kinds). Passes run one
+// after another because each needs the previous one's result (softmax needs the row max before
+// exp, the sum before the division). per_row: the pass touches one value per reduced row (the
+// reciprocal of a softmax sum, the rsqrt of a variance), not every element.
+struct VpPass {
+  std::vector<std::string> stages;
+  bool per_row = false;
+};
+// The passes an op takes on the vector processor when its producer gave no module_list
+// (docs/timing.md#vector-ops). Empty for ops the VP only moves (reshape, transpose, concat,
+// split, slice, pad, gather) and for opaque ops; GEMM-class ops never come here.
+std::vector<VpPass> vp_op_passes(ir::OpKind op);
 
 }  // namespace npusim::models

@@ -48,7 +48,8 @@ struct NpuTop : sc_core::sc_module {
     std::vector<std::vector<models::Job<models::DmaTransfer>>> q(channels);
     for (const auto& c : prog.commands) {
       if (c.unit != mapping::Unit::Dma) continue;
-      const int kind = static_cast<int>(c.dma.kind);  // 0 weights, 1 loads, 2 stores
+      // 0 weights (and operands moved from L2 into the weight buffer), 1 loads, 2 stores
+      const int kind = c.dma.kind == models::DmaKind::L2ToWeightBuffer ? 0 : static_cast<int>(c.dma.kind);
       q[kind % channels].push_back({c.id, c.deps, c.dma});
     }
     return q;

@@ -160,6 +160,10 @@ int Graph::add_tensor(Tensor t) {
 }
 
 int Graph::batch() const {
+  // The first graph input's leading dim (token ids [B, S], images [N, C, H, W])...
+  for (const Tensor& t : tensors)
+    if (t.role == TensorRole::GraphInput && !t.shape.empty()) return static_cast<int>(t.shape[0]);
+  // ...or, for a graph without a tensor table, the first layer's first input.
   if (layers.empty() || layers[0].input_shapes.empty() || layers[0].input_shapes[0].empty()) return 1;
   return static_cast<int>(layers[0].input_shapes[0][0]);
 }

@@ -75,14 +75,50 @@ struct RowTiling {
   int64_t out_rows_per_tile = 1;  // rows of N*Ho covered by one tile (last may be shorter)
 };
 
-// Default vector-processor stages when a layer has no module_list.
-std::vector<std::string> default_stages(ir::OpKind op) {
-  switch (op) {
-    case ir::OpKind::MaxPool2d: return {"pre_cal", "compare_group", "post_cal"};
-    case ir::OpKind::AvgPool2d: return {"pre_cal", "fp32_mul_group", "acc_tree_group", "post_cal"};
-    case ir::OpKind::ElementWiseAdd: return {"pre_cal", "fp32_sum_sub_group0", "post_cal"};
-    default: return {"pre_cal", "post_cal"};
+// The shapes the PE array sees for a matmul: a 1x1 convolution. MatMul with a shared [K,N]
+// operand: [M_total, K, 1, 1] x [N, K, 1, 1]; a batched operand: a grouped 1x1 convolution
+// with one group per batch element, rows of M as pixels (docs/mapping.md#matmul).
+Layer gemm_view(const Layer& l) {
+  Layer v = l;
+  const Shape &a = l.input_shapes[0], &b = l.input_shapes[1], &y = l.output_shapes[0];
+  const int64_t m = y[y.size() - 2], n = y.back();
+  const int64_t k = l.transpose_a ? a[a.size() - 2] : a.back();
+  const int64_t groups = ir::num_elements(y) / (m * n);
+  if (b.size() == 2) {
+    v.input_shapes[0] = {groups * m, k, 1, 1};
+    v.input_shapes[1] = {n, k, 1, 1};
+    v.output_shapes[0] = {groups * m, n, 1, 1};
+    v.groups = 1;
+  } else {
+    v.input_shapes[0] = {1, groups * k, m, 1};
+    v.input_shapes[1] = {groups * n, k, 1, 1};
+    v.output_shapes[0] = {1, groups * n, m, 1};
+    v.groups = static_cast<int>(groups);
   }
+  if (v.input_shapes.size() > 2) v.input_shapes[2] = {n};
+  return v;
+}
+
+// Elements of a tensor as the VP vectorizes them: `channels` along a vector, `pixels` vectors'
+// worth of positions. NCHW tensors of the Frontend IR's ops vectorize C; others the last dim.
+std::pair<int64_t, int64_t> vp_extent(const Shape& s, bool nchw_layout) {
+  if (nchw_layout) {
+    const Nchw d = nchw(s);
+    return {d.c, d.n * d.h * d.w};
+  }
+  const int64_t e = ir::num_elements(s);
+  const int64_t last = s.empty() || s.back() == 1 ? e : s.back();
+  return {last, e / std::max<int64_t>(1, last)};
+}
+
+// Elements in one normalized row (softmax axis, layer_norm trailing axes, reduced axes).
+int64_t row_length(const Layer& l) {
+  const Shape& x = l.input_shapes[0];
+  std::vector<int64_t> axes = l.axes;
+  if (axes.empty()) axes = {-1};
+  int64_t len = 1;
+  for (int64_t a : axes) len *= x[a < 0 ? a + static_cast<int64_t>(x.size()) : a];
+  return std::max<int64_t>(1, len);
 }
 
 class Mapper {
@@ -152,7 +188,8 @@ class Mapper {
     // stay resident while every group passes); a run's group is set by its tightest layer.
     for (size_t i = 0; i < m_graph.layers.size(); ++i) {
       const Layer& l = m_graph.layers[i];
-      if (l.device != ir::Device::Npu) {
+      // Batch groups are the Gemini compiler's schedule for its own (CNN) operations.
+      if (l.device != ir::Device::Npu || !ir::is_frontend_ir_native(l.op)) {
         close();
         continue;
       }
@@ -269,15 +306,20 @@ class Mapper {
     return b;
   }
 
-  // Producer layers (and graph inputs) feeding the activation inputs of l.
-  std::vector<std::string> activation_inputs(const Layer& l) const {
-    std::vector<std::string> r;
+  // Producer layers (and graph inputs) feeding the activation inputs of l, with the input
+  // position each feeds.
+  struct ActInput {
+    std::string name;
+    size_t pos = 0;
+  };
+  std::vector<ActInput> activation_inputs(const Layer& l) const {
+    std::vector<ActInput> r;
     for (size_t j = 0; j < l.previous.size(); ++j) {
       // Parameters (weights, biases, constants) are not activations; a graph built without
       // a tensor table falls back on the Frontend IR's naming convention.
       const bool param = j < l.inputs.size() ? m_graph.tensor(l.inputs[j]).is_parameter()
                                              : ir::is_constant_name(l.previous[j]) && !m_graph.find(l.previous[j]);
-      if (!param) r.push_back(l.previous[j]);
+      if (!param) r.push_back({l.previous[j], j});
     }
     return r;
   }
@@ -291,7 +333,11 @@ class Mapper {
   };
 
   // Maps one layer (instance); returns its LayerPlan index.
-  int map_layer(const Layer& l, const Instance& inst) {
+  int map_layer(const Layer& orig, const Instance& inst) {
+    // Matmuls run on the PE array as 1x1 convolutions over a view of their shapes.
+    std::optional<Layer> view;
+    if (orig.op == ir::OpKind::MatMul || orig.op == ir::OpKind::BatchMatMul) view = gemm_view(orig);
+    const Layer& l = view ? *view : orig;
     m_inst = inst;
     LayerPlan plan;
     plan.layer_index = l.index;
@@ -305,14 +351,29 @@ class Mapper {
     plan.dtype = in_t;
     plan.peak_macs_per_cycle = static_cast<int64_t>(m_pe.peak_macs_per_cycle(in_t));
 
-    // Activation inputs: layer producers and graph inputs (by position in previous_layer).
-    std::vector<std::string> inputs = activation_inputs(l);
+    // Activation inputs: layer producers and graph inputs (by position in previous_layer). A
+    // GEMM's second operand, when an activation (attention's K and V), is loaded like a weight.
+    std::vector<std::string> inputs;
     std::vector<int64_t> in_sizes;
-    for (size_t j = 0; j < inputs.size() && j < l.input_shapes.size(); ++j) {
-      if (ir::runs_on_pe_array(l.op) && j == 1) break;  // the weight
-      int64_t b = bytes_of(l.input_shapes[j], j < l.input_dtypes.size() ? l.input_dtypes[j] : in_t);
+    m_operand = {};
+    for (const ActInput& a : activation_inputs(l)) {
+      if (a.pos >= l.input_shapes.size()) continue;
+      if (ir::runs_on_pe_array(l.op) && a.pos >= 1) {
+        if (a.pos == 1) m_operand.source = a.name;
+        continue;
+      }
+      int64_t b = bytes_of(l.input_shapes[a.pos], a.pos < l.input_dtypes.size() ? l.input_dtypes[a.pos] : in_t);
+      inputs.push_back(a.name);
       in_sizes.push_back(b);
       plan.in_bytes += b;
+    }
+    if (!m_operand.source.empty()) {
+      auto it = m_tensors.find(m_operand.source);
+      if (it != m_tensors.end()) {
+        m_operand.on_chip = it->second.in_l2;
+        m_operand.ready = it->second.in_l2 ? it->second.last_cmd
+                                           : (it->second.store_cmd >= 0 ? it->second.store_cmd : it->second.last_cmd);
+      }
     }
     if (!l.output_shapes.empty()) plan.out_bytes = bytes_of(l.output_shapes[0], out_t);
     const int layer_id = inst.plan_slot >= 0 ? inst.plan_slot : static_cast<int>(m_prog.layers.size());
@@ -337,6 +398,10 @@ class Mapper {
         dram_in += in_sizes[j];
         input_deps.push_back(t.store_cmd >= 0 ? t.store_cmd : t.last_cmd);
       }
+    }
+    if (!m_operand.source.empty()) {
+      own.insert(m_operand.source);
+      if (m_operand.on_chip) resident_in += plan.weight_bytes;
     }
     plan.input_from_dram = dram_in > 0;
     // A scheduler that issues one layer at a time: the layer waits for the previous NPU layer.
@@ -533,8 +598,9 @@ class Mapper {
         wl.unit = Unit::Dma;
         wl.layer = layer_id;
         wl.label = plan.name + " weights k" + std::to_string(k0) + "+" + std::to_string(kn);
-        wl.dma = {models::DmaKind::LoadWeights, kn * bytes_per_k, kn};
+        wl.dma = {m_operand.on_chip ? models::DmaKind::L2ToWeightBuffer : models::DmaKind::LoadWeights, kn * bytes_per_k, kn};
         if (kc <= 1) wl.deps = first_deps;
+        if (m_operand.ready >= 0) wl.deps.push_back(m_operand.ready);  // the operand's producer
         if (kc >= 2) wl.deps.push_back(pe_of_chunk[kc - 2]);  // double-buffered chunks
         wid = add(std::move(wl));
         if (k_chunks == 1) m_weight_cmd[plan.name] = wid;
@@ -584,28 +650,49 @@ class Mapper {
                      int& last, int& store) {
     const Nchw out = nchw(l.output_shapes.empty() ? Shape{1} : l.output_shapes[0]);
     const int64_t total_rows = out.n * out.h;
-    // Stage work for the whole layer, from module_list (or the op's default stages).
-    std::vector<models::VpStageWork> whole;
+    // Stage work for the whole layer: the module_list (one pass), or the op's passes
+    // (models/npu/vector_processor_timing.cpp, docs/timing.md#vector-ops).
+    std::vector<std::vector<models::VpStageWork>> passes;
+    std::vector<bool> per_row;
     int64_t elem_bytes = 1;
     for (auto t : l.input_dtypes) elem_bytes = std::max<int64_t>(elem_bytes, ir::dtype_bytes(t));
     for (auto t : l.output_dtypes) elem_bytes = std::max<int64_t>(elem_bytes, ir::dtype_bytes(t));
     // Constant operands (avg pool's scalar) are not streamed.
     if (l.op == ir::OpKind::AvgPool2d && !l.input_dtypes.empty()) elem_bytes = std::max<int64_t>(1, ir::dtype_bytes(l.input_dtypes[0]));
+    const bool native = ir::is_frontend_ir_native(l.op) || l.op == ir::OpKind::GlobalAvgPool2d || l.op == ir::OpKind::GlobalMaxPool2d;
     if (!l.gemini.modules.empty()) {
+      passes.emplace_back();
+      per_row.push_back(false);
       for (const auto& m : l.gemini.modules) {
         const Shape& s = !m.input_shapes.empty() ? m.input_shapes[0]
                          : !l.input_shapes.empty() ? l.input_shapes[0] : Shape{1};
         const Nchw d = nchw(s);
-        whole.push_back({m.kind, d.c, d.n * d.h * d.w, elem_bytes});
+        passes.back().push_back({m.kind, d.c, d.n * d.h * d.w, elem_bytes});
       }
-    } else if (l.op != ir::OpKind::Reshape) {
-      for (const auto& k : default_stages(l.op)) {
-        const Shape& s = (k == "post_cal" && !l.output_shapes.empty()) ? l.output_shapes[0]
-                         : l.input_shapes.empty() ? Shape{1} : l.input_shapes[0];
-        const Nchw d = nchw(s);
-        whole.push_back({k, d.c, d.n * d.h * d.w, elem_bytes});
+    } else {
+      // post_cal works on the output, every other stage on the input (or, for element-wise ops
+      // that broadcast, on the output's elements).
+      const Shape& in_s = l.input_shapes.empty() ? Shape{1} : l.input_shapes[0];
+      const Shape& out_s = l.output_shapes.empty() ? in_s : l.output_shapes[0];
+      const Shape& data_s = ir::op_class(l.op) == ir::OpClass::Elementwise && !native ? out_s : in_s;
+      const int64_t rows = std::max<int64_t>(1, ir::num_elements(in_s) / row_length(l));
+      for (const auto& pass : models::vp_op_passes(l.op)) {
+        passes.emplace_back();
+        per_row.push_back(pass.per_row);
+        for (const auto& k : pass.stages) {
+          const auto [c, px] = pass.per_row ? std::pair<int64_t, int64_t>{rows, 1}
+                                            : vp_extent(k == "post_cal" ? out_s : data_s, native);
+          passes.back().push_back({k, c, px, elem_bytes});
+        }
       }
     }
+    if (passes.empty()) {  // data movement through the VP's L2 port, or an opaque op
+      passes.emplace_back();
+      per_row.push_back(false);
+    }
+    // Opaque ops: compute at the NPU's peak rate (2 flops per MAC); their bytes stream from DRAM.
+    const int64_t opaque_cycles =
+        l.op == ir::OpKind::Opaque ? ceil_div(l.opaque_flops, std::max<int64_t>(1, 2 * plan.peak_macs_per_cycle)) : 0;
     int prev = -1;
     for (int64_t t = 0; t < tiling.tiles; ++t) {
       const int64_t row0 = t * tiling.out_rows_per_tile;
@@ -616,18 +703,66 @@ class Mapper {
         deps.push_back(emit_act_load(l, layer_id, row0, rows, tile_stream_bytes(l, rows, dram_in, 0, total_rows),
                                      input_deps, prev));
       }
-      Command vp;
-      vp.unit = Unit::Vector;
-      vp.layer = layer_id;
-      vp.label = l.name + " rows " + std::to_string(row0) + "+" + std::to_string(rows);
-      for (const auto& w : whole)
-        vp.vp.stages.push_back({w.kind, w.channels, std::max<int64_t>(1, static_cast<int64_t>(std::ceil(w.pixels * frac))), w.elem_bytes});
-      vp.vp.l2_bytes = static_cast<int64_t>(std::ceil((plan.in_bytes + plan.out_bytes) * frac));
-      vp.deps = deps;
-      prev = add(std::move(vp));
+      if (l.op == ir::OpKind::Gather && !l.input_shapes.empty()) {
+        // The looked-up rows of the table (a weight in DRAM), one segment per index.
+        Command g;
+        g.unit = Unit::Dma;
+        g.layer = layer_id;
+        g.label = l.name + " gather rows " + std::to_string(row0) + "+" + std::to_string(rows);
+        g.dma = {models::DmaKind::LoadActivations, static_cast<int64_t>(std::ceil(plan.out_bytes * frac)),
+                 std::max<int64_t>(1, static_cast<int64_t>(std::ceil(ir::num_elements(l.input_shapes.back()) * frac)))};
+        g.deps = input_deps;
+        if (prev >= 0) g.deps.push_back(prev);
+        plan.in_bytes += g.dma.bytes;
+        deps.push_back(add(std::move(g)));
+      }
+      int opaque_load = -1;
+      if (l.op == ir::OpKind::Opaque && l.opaque_bytes > 0) {
+        Command m;
+        m.unit = Unit::Dma;
+        m.layer = layer_id;
+        m.label = l.name + " opaque bytes";
+        m.dma = {models::DmaKind::LoadActivations, static_cast<int64_t>(std::ceil(l.opaque_bytes * frac)), 1};
+        m.deps = input_deps;
+        opaque_load = add(std::move(m));
+      }
+      const int64_t tile_in = static_cast<int64_t>(std::ceil(plan.in_bytes * frac));
+      const int64_t tile_out = static_cast<int64_t>(std::ceil(plan.out_bytes * frac));
+      for (size_t pi = 0; pi < passes.size(); ++pi) {
+        const bool last_pass = pi + 1 == passes.size();
+        Command vp;
+        vp.unit = Unit::Vector;
+        vp.layer = layer_id;
+        vp.label = l.name + (passes.size() > 1 ? " pass " + std::to_string(pi + 1) : "") + " rows " +
+                   std::to_string(row0) + "+" + std::to_string(rows);
+        for (const auto& w : passes[pi])
+          vp.vp.stages.push_back({w.kind, w.channels, std::max<int64_t>(1, static_cast<int64_t>(std::ceil(w.pixels * frac))), w.elem_bytes});
+        if (per_row[pi]) {
+          // One value per row: the row count scales with the tile, not the pixel count.
+          for (auto& st : vp.vp.stages) st.channels = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(st.channels * frac))), st.pixels = 1;
+          vp.vp.l2_bytes = 0;  // per-row values stay in the VP's registers
+        } else if (passes.size() == 1) {
+          vp.vp.l2_bytes = static_cast<int64_t>(std::ceil((plan.in_bytes + plan.out_bytes) * frac));
+        } else {
+          // Every element pass reads the tile again; the last one writes the result.
+          vp.vp.l2_bytes = tile_in + (last_pass ? tile_out : 0);
+        }
+        if (pi == 0) vp.vp.fixed_cycles = static_cast<int64_t>(std::ceil(opaque_cycles * frac));
+        vp.deps = pi == 0 ? deps : std::vector<int>{prev};
+        prev = add(std::move(vp));
+      }
+      if (opaque_load >= 0) {
+        // Roofline: the op ends when both its compute and its bytes are done.
+        Command join;
+        join.unit = Unit::Vector;
+        join.layer = layer_id;
+        join.label = l.name + " roofline join";
+        join.deps = {prev, opaque_load};
+        prev = add(std::move(join));
+      }
       last = prev;
       if (!keep || copy_out) {
-        store = emit_store(l, layer_id, row0, rows, static_cast<int64_t>(std::ceil(plan.out_bytes * frac)), out.c, prev);
+        store = emit_store(l, layer_id, row0, rows, tile_out, out.c, prev);
         last = std::max(last, store);
       }
     }
@@ -692,6 +827,12 @@ class Mapper {
   Instance m_inst;                           // the instance being mapped
   std::map<std::string, int> m_weight_cmd;   // a run's weight load, shared by its groups
   WeightLayer m_pending_weight;
+  // A GEMM's second operand when it is an activation (attention's K, V): where it comes from.
+  struct Operand {
+    std::string source;    // producer layer or graph input; empty: a weight
+    bool on_chip = false;  // in L2: moved into the weight buffer without DRAM
+    int ready = -1;        // command after which it is complete
+  } m_operand;
 };
 
 }  // namespace

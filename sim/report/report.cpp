@@ -34,7 +34,8 @@ RunReport build_report(const std::string& workload, const mapping::Program& prog
       case Unit::Host: row.pe_busy_cycles += 0; break;
       case Unit::Dma:
         row.dma_busy_cycles += d;
-        (c.dma.kind == models::DmaKind::StoreActivations ? row.dram_write_bytes : row.dram_read_bytes) += c.dma.bytes;
+        if (c.dma.kind != models::DmaKind::L2ToWeightBuffer)
+          (c.dma.kind == models::DmaKind::StoreActivations ? row.dram_write_bytes : row.dram_read_bytes) += c.dma.bytes;
         break;
     }
     // A layer's time ends with its last compute, activation load or store; weight prefetch
