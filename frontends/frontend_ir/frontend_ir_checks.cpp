@@ -37,7 +37,14 @@ void check_edges(ir::Graph& g) {
   for (const Layer& l : g.layers) {
     for (size_t i = 0; i < l.previous.size(); ++i) {
       const std::string& p = l.previous[i];
-      if (by_name.count(p)) continue;
+      if (auto it = by_name.find(ir::edge_layer(p)); it != by_name.end()) {
+        const size_t port = static_cast<size_t>(ir::edge_port(p));
+        if (port >= it->second->output_shapes.size())
+          fail(g.source, l, idx("previous_layer", i),
+               "'" + p + "' names output " + std::to_string(port) + " of '" + it->first + "', which has " +
+                   std::to_string(it->second->output_shapes.size()));
+        continue;
+      }
       if (ir::is_graph_input_name(p)) {
         if (seen_in.insert(p).second) g.graph_inputs.push_back(p);
       } else if (!ir::is_constant_name(p)) {
@@ -57,7 +64,7 @@ void check_edges(ir::Graph& g) {
   // Then every edge between layers must be listed on both sides.
   for (const Layer& l : g.layers) {
     for (size_t i = 0; i < l.previous.size(); ++i) {
-      auto it = by_name.find(l.previous[i]);
+      auto it = by_name.find(ir::edge_layer(l.previous[i]));
       if (it != by_name.end() && !lists(it->second->next, l.name))
         fail(g.source, l, idx("previous_layer", i),
              "one-sided edge: '" + it->first + "' is listed here but '" + it->first + "' does not list '" + l.name +
@@ -82,7 +89,7 @@ void check_order(const ir::Graph& g) {
   std::vector<size_t> indeg(n, 0);
   for (size_t i = 0; i < n; ++i)
     for (const std::string& p : g.layers[i].previous) {
-      auto it = pos.find(p);
+      auto it = pos.find(ir::edge_layer(p));
       if (it == pos.end()) continue;
       preds[i].push_back(it->second);
       succs[it->second].push_back(i);
@@ -136,10 +143,13 @@ void check_edge_tensors(const ir::Graph& g) {
   for (const Layer& l : g.layers) by_name[l.name] = &l;
   for (const Layer& l : g.layers)
     for (size_t i = 0; i < l.previous.size(); ++i) {
-      auto it = by_name.find(l.previous[i]);
+      auto it = by_name.find(ir::edge_layer(l.previous[i]));
       if (it == by_name.end()) continue;
       const Layer& p = *it->second;
-      auto o = std::find(p.output_shapes.begin(), p.output_shapes.end(), l.input_shapes[i]);
+      const int port = ir::edge_port(l.previous[i]);
+      auto o = port > 0 ? p.output_shapes.begin() + port
+                        : std::find(p.output_shapes.begin(), p.output_shapes.end(), l.input_shapes[i]);
+      if (port > 0 && *o != l.input_shapes[i]) o = p.output_shapes.end();
       if (o == p.output_shapes.end())
         fail(g.source, l, idx("input_shape", i),
              "input " + shape_str(l.input_shapes[i]) + " differs from the output " + shape_str(p.output_shapes[0]) +
@@ -153,9 +163,17 @@ void check_edge_tensors(const ir::Graph& g) {
 }
 
 void check_batch(const ir::Graph& g) {
+  // The batch: the first input of the first layer that has a batch axis (a gather's table has
+  // none: its batch is its indices'); a graph with no batch axis at all has nothing to check.
   const Layer& first = g.layers.front();
-  int bd0 = first.input_batchdim[0] >= 0 ? first.input_batchdim[0] : 0;
-  int64_t batch = first.input_shapes[0][bd0];
+  size_t bi = 0;
+  while (bi < first.input_batchdim.size() && first.input_batchdim[bi] < 0) ++bi;
+  if (bi == first.input_batchdim.size()) {
+    if (first.input_batchdim.empty() || first.input_batchdim[0] >= 0) return;
+    bi = 0;  // every input says -1: the leading dim of the first, as the real files imply
+  }
+  const int bd0 = std::max(0, first.input_batchdim[bi]);
+  const int64_t batch = first.input_shapes[bi][bd0];
   auto check = [&](const Layer& l, const std::vector<Shape>& shapes, const std::vector<int>& dims,
                    const char* field) {
     for (size_t i = 0; i < shapes.size(); ++i)

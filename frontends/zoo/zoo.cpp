@@ -152,24 +152,40 @@ std::vector<std::string> model_names() {
           "vgg16",    "vgg19",    "mobilenetv2"};
 }
 
+ir::DType zoo_dtype(const std::string& s, ir::DType fallback, const std::string& file) {
+  if (s.empty()) return fallback;
+  const auto t = ir::parse_dtype(s);
+  if (!t || (*t != ir::DType::Int8 && *t != ir::DType::Float16 && *t != ir::DType::Float32))
+    throw InputError(file, "dtype", "dtype must be int8, fp16 or fp32, got '" + s + "'");
+  return *t;
+}
+
 ordered_json make_frontend_ir(const ZooOptions& o) {
   auto it = models().find(o.model);
   if (it == models().end()) {
     std::string valid;
     for (const std::string& n : model_names()) valid += (valid.empty() ? "" : ", ") + n;
-    throw InputError("zoo", "model", "unknown model '" + o.model + "'; valid models: " + valid);
+    if (is_transformer(o.model))
+      throw InputError("zoo", "model", o.model + " is a transformer, built as a graph (make_transformer); "
+                                                 "Frontend IR CNNs: " + valid);
+    for (const std::string& n : transformer_names()) valid += ", " + n;
+    throw InputError("zoo", "model", "unknown model '" + o.model + "'; valid models: " + valid +
+                                         " (or op OP key=value ... for one operation)");
   }
   if (o.batch < 1 || o.batch > kMaxBatch)
     throw InputError("zoo", "batch",
                      "batch must be in 1.." + std::to_string(kMaxBatch) + ", got " +
                          std::to_string(o.batch));
-  if (o.dtype != "int8" && o.dtype != "fp16")
-    throw InputError("zoo", "dtype", "dtype must be int8 or fp16, got '" + o.dtype + "'");
+  const ir::DType dt = zoo_dtype(o.dtype, ir::DType::Int8, "zoo");
   if (o.height < 1 || o.width < 1 || o.height > kMaxSide || o.width > kMaxSide)
     throw InputError("zoo", "input",
                      "input must be HxW with 1 <= H, W <= " + std::to_string(kMaxSide) +
                          ", got " + std::to_string(o.height) + "x" + std::to_string(o.width));
-  NetBuilder b(o.model, it->second.style, o.dtype == "int8", o.batch, o.height, o.width);
+  if (o.seq != 0 || o.kv_len != 0 || o.layers != 0)
+    throw InputError("zoo", o.seq != 0 ? "seq" : o.kv_len != 0 ? "kv-len" : "layers",
+                     "--seq, --kv-len and --layers apply to transformer models, not to " + o.model);
+  NetBuilder b(o.model, it->second.style, dt == ir::DType::Int8, o.batch, o.height, o.width,
+               dt == ir::DType::Float32);
   return it->second.build(b);
 }
 

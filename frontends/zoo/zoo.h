@@ -1,30 +1,68 @@
-// Workload zoo: generates Frontend IR documents (specs/frontend_ir.md) for well-known CNNs in
-// the style of the real Gemini compiler outputs (int8 ResNet-34/50, examples/frontend_ir/),
-// so that any batch, input size and dtype can be simulated without the compiler.
+// Workload zoo: well-known networks and single operations as workloads, without the compiler.
 //
-// The result is an ordered_json: layer order and key order inside a layer follow the real
-// files (a plain nlohmann::json would sort keys). Quantization values are synthetic but
-// deterministic (hashed from layer names) and obey the files' relations between layers.
+// CNNs (make_frontend_ir) are Frontend IR documents (specs/frontend_ir.md) in the style of the
+// real Gemini compiler outputs (int8 ResNet-34/50, examples/frontend_ir/), so that any batch,
+// input size and dtype can be simulated. The result is an ordered_json: layer order and key
+// order inside a layer follow the real files (a plain nlohmann::json would sort keys).
+// Quantization values are synthetic but deterministic (hashed from layer names) and obey the
+// files' relations between layers.
+//
+// Transformers (make_transformer) and single operations (make_op_graph) are built as an
+// ir::Graph by tensor ids and validated; frontends/frontend_ir/frontend_ir_writer.h writes them
+// as Frontend IR with the npusim extension operations (docs/formats.md#npusim-extensions).
 #pragma once
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "sim/ir/graph.h"
+
 namespace npusim::frontends::zoo {
 
 struct ZooOptions {
   std::string model;
   int batch = 1;
-  std::string dtype = "int8";  // "int8" (src_quantize + int8 layers) or "fp16"
-  int height = 224;
+  // "int8", "fp16" or "fp32"; empty: the model's default (int8 for CNNs, fp16 for transformers).
+  // CNN int8 means src_quantize + int8 layers; fp16/fp32 every tensor in that float type.
+  std::string dtype;
+  int height = 224;  // CNNs: input size
   int width = 224;
+  // Transformers: seq tokens pass through the model (0: 128 without kv_len, 1 with it) after
+  // kv_len cached ones (K/V caches of that length are graph inputs; 0: no cache, a prefill).
+  int seq = 0;
+  int kv_len = 0;
+  int layers = 0;  // keep the first `layers` blocks (0: all)
 };
 
-// resnet18, resnet34, resnet50, resnet101, resnet152, vgg16, vgg19, mobilenetv2.
+// CNNs: resnet18, resnet34, resnet50, resnet101, resnet152, vgg16, vgg19, mobilenetv2.
 std::vector<std::string> model_names();
+// Transformers: bert-base, gpt2, llama2-7b.
+std::vector<std::string> transformer_names();
+bool is_transformer(const std::string& model);
 
-// Throws npusim::InputError("zoo", "model"|"batch"|"dtype"|"input", why) on bad options.
+// CNNs. Throws npusim::InputError("zoo", "model"|"batch"|"dtype"|"input"|"seq"|..., why) on bad
+// options (a transformer's name included: those are built by make_transformer).
 nlohmann::ordered_json make_frontend_ir(const ZooOptions& options);
+
+// Transformers, validated (ir::validate). InputError("zoo", option, why) on bad options.
+ir::Graph make_transformer(const ZooOptions& options);
+
+// `sim zoo op OP key=value ...`: one operation of any ir::OpKind with its inputs (graph inputs)
+// and parameters (weights), validated. InputError("zoo op", key, why + the valid keys) for an
+// unknown operation or key, a missing key or a bad value.
+struct OpWorkload {
+  std::string op;                  // op_name or alias (ir::parse_op)
+  std::vector<std::string> args;   // "key=value"
+  std::string dtype;               // int8, fp16 or fp32; empty: fp16
+  int batch = 1;                   // default of n= (conv2d, dense, pools) and b= (matmul, batch_matmul)
+};
+ir::Graph make_op_graph(const OpWorkload& w);
+// The keys an operation takes, "m, n, k, b, bias, transpose_a, transpose_b" (empty if unknown).
+std::string op_keys(ir::OpKind k);
+
+// Shared by every zoo builder: "int8"/"fp16"/"fp32" (and the dtype aliases of the IR);
+// InputError(file, "dtype", ...) for anything else.
+ir::DType zoo_dtype(const std::string& s, ir::DType fallback, const std::string& file);
 
 }  // namespace npusim::frontends::zoo

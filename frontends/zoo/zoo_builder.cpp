@@ -36,9 +36,10 @@ std::string underscored(std::string s) {
 }  // namespace
 
 NetBuilder::NetBuilder(std::string model, ExportStyle style, bool int8, int batch, int height,
-                       int width)
-    : m_model(std::move(model)), m_style(style), m_int8(int8), m_batch(batch),
-      m_height(height), m_width(width), m_next_number(style.first_node) {}
+                       int width, bool fp32)
+    : m_model(std::move(model)), m_style(style), m_int8(int8),
+      m_float(fp32 && !int8 ? "float32" : "float16"), m_batch(batch), m_height(height),
+      m_width(width), m_next_number(style.first_node) {}
 
 int NetBuilder::new_node(Node n) {
   int id = static_cast<int>(m_nodes.size());

@@ -34,8 +34,10 @@ struct ExportStyle {
 
 class NetBuilder {
  public:
-  // model: for error messages; int8: src_quantize + int8 tensors, else all float16.
-  NetBuilder(std::string model, ExportStyle style, bool int8, int batch, int height, int width);
+  // model: for error messages; int8: src_quantize + int8 tensors, else every tensor in the
+  // float type (float16, or float32 with fp32).
+  NetBuilder(std::string model, ExportStyle style, bool int8, int batch, int height, int width,
+             bool fp32 = false);
 
   // The tensor feeding the first layer (src_quantize_1_1 for int8, else the network input).
   int input();
@@ -86,12 +88,13 @@ class NetBuilder {
   nlohmann::ordered_json post_cal(const Node& n) const;
   nlohmann::ordered_json quant_info(const Node& n) const;
   std::string in_name(int id) const { return id < 0 ? "input1" : m_nodes[id].name; }
-  const char* dt(bool int8) const { return int8 ? "int8" : "float16"; }
+  const char* dt(bool int8) const { return int8 ? "int8" : m_float; }
   nlohmann::ordered_json batchdim_conv() const;
 
   std::string m_model;
   ExportStyle m_style;
   bool m_int8;
+  const char* m_float;  // the float type of non-int8 tensors: "float16" or "float32"
   int64_t m_batch, m_height, m_width;
   std::vector<Node> m_nodes;
   int m_next_number;

@@ -136,7 +136,7 @@ ordered_json NetBuilder::emit(const Node& n, int index, int64_t const_base) cons
   auto in_shape = [&](size_t i) {
     return n.inputs[i] < 0 ? Shape{m_batch, 3, m_height, m_width} : m_nodes[n.inputs[i]].out;
   };
-  const char* weight_dt = m_int8 ? "int8" : "float16";
+  const char* weight_dt = m_int8 ? "int8" : m_float;
 
   ordered_json j;
   j["layer_index"] = index;
@@ -205,7 +205,7 @@ ordered_json NetBuilder::emit(const Node& n, int index, int64_t const_base) cons
       j["input_shape"] = avg ? list({in, scalar}) : list({in});
       j["output_shape"] = list({n.out});
       if (avg)
-        j["input_dtype"] = {dt(in_int8(0)), m_int8 ? "float32" : "float16"};
+        j["input_dtype"] = {dt(in_int8(0)), m_int8 ? "float32" : m_float};
       else
         j["input_dtype"] = {dt(in_int8(0))};
       j["output_dtype"] = {dt(n.out_int8)};

@@ -250,8 +250,9 @@ class LayerRun {
       case ir::OpKind::Quantize:
       case ir::OpKind::Dequantize: return vp(1);
       case ir::OpKind::Reshape: return reshape_op();
+      default: break;  // the npusim extension ops have no functional kernel yet
     }
-    fail("operation", "no functional kernel for this operation");
+    fail("operation", std::string("no functional kernel for ") + ir::op_name(m_l.op));
   }
 
  private:

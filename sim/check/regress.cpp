@@ -9,7 +9,9 @@
 #include <sstream>
 
 #include "frontends/frontend_ir/frontend_ir_reader.h"
+#include "frontends/registry/registry.h"
 #include "sim/check/check.h"
+#include "sim/config/hw_paths.h"
 #include "sim/ir/error.h"
 #include "sim/sweep/runner.h"
 
@@ -129,7 +131,7 @@ int run_regress(const std::string& root, const RegressOptions& o, const Simulate
   bool failed = false;
   // Numerics in this process (no SystemC here).
   for (const GoldenSet& s : sets) {
-    const ir::Graph g = frontends::read_frontend_ir(s.ir);
+    const ir::Graph g = frontends::read_workload(s.ir);
     CheckOptions co;
     co.npy_dir = s.npy_dir;
     const CheckReport r = check_graph(g, co);

@@ -25,12 +25,17 @@ int run_npu(const RunOptions& o);
 // `sim --ir X` with a config whose `device` is gpu (run_gpu.cpp): the workload lowered to ARK's
 // op set, planned by ARK's DefaultPlanner and simulated on the GPU model (docs/gpu.md).
 int run_gpu_workload(const ir::Graph& g, const config::HwConfig& cfg, const RunOptions& o);
+// `sim --model PATH` without --plan (run_gpu.cpp): the ARK model file itself with ARK's default
+// plan on the GPU of o.hw, reported like `sim --model`. `sim --ir` of an ARK model on a GPU
+// config runs this, not a lowering of the converted IR.
+int run_ark_model(const std::string& path, const RunOptions& o);
 
 struct ZooCliOptions {
-  std::string model;
+  std::vector<std::string> args;  // MODEL, or: op OP key=value ...
   int batch = 1;
-  std::string dtype = "int8";
-  std::string input;  // "HxW"
+  std::string dtype;  // int8, fp16, fp32; empty: int8 for CNNs, fp16 for transformers and ops
+  std::string input;  // "HxW" (CNNs)
+  int seq = 0, kv_len = 0, layers = 0;  // transformers (0: the model's default)
   std::string out;
 };
 int run_zoo(const ZooCliOptions& o);

@@ -14,8 +14,10 @@ static int sim_main(int argc, char** argv) {
   CLI::App app{"npusim: performance simulator for neural-network accelerators"};
   app.require_subcommand(0, 1);
   cli::RunOptions run;
-  app.add_option("--ir", run.ir, "Frontend IR (.json) to simulate on the NPU");
-  app.add_option("--hw", run.hw, "hardware description (YAML)")->capture_default_str();
+  app.add_option("--ir", run.ir, "workload: Frontend IR or ARK model (.json); format found from the content");
+  app.add_option("--format", run.format, "read --ir as this format (frontend_ir, ark_model) instead of finding it from the content");
+  app.add_option("--hw", run.hw, "hardware description: a YAML file or a shipped config's name (npu, gemini_zebu, gpu_h100...)")
+      ->capture_default_str();
   app.add_option("--set", run.sets, "override a hardware parameter: path.to.key=value (repeatable)");
   app.add_option("--report", run.report_json, "write the per-layer report as JSON");
   app.add_option("--csv", run.csv, "write the per-layer report as CSV");
@@ -23,11 +25,17 @@ static int sim_main(int argc, char** argv) {
   app.add_flag("-q,--quiet", run.quiet, "do not print the table");
 
   cli::ZooCliOptions zoo;
-  auto* zoo_cmd = app.add_subcommand("zoo", "write a Frontend IR for a known network");
-  zoo_cmd->add_option("model", zoo.model, "resnet18|resnet34|resnet50|resnet101|vgg16|mobilenetv2")->required();
-  zoo_cmd->add_option("--batch", zoo.batch, "batch size")->capture_default_str();
-  zoo_cmd->add_option("--dtype", zoo.dtype, "int8 or fp16")->capture_default_str();
-  zoo_cmd->add_option("--input", zoo.input, "input size HxW (default 224x224)");
+  auto* zoo_cmd = app.add_subcommand("zoo", "write a Frontend IR for a known network or one operation");
+  zoo_cmd->add_option("model", zoo.args,
+                      "resnet18|resnet34|resnet50|resnet101|resnet152|vgg16|vgg19|mobilenetv2|bert-base|gpt2|"
+                      "llama2-7b, or: op OP key=value ... (one operation, e.g. op matmul m=512 n=4096 k=4096)")
+      ->required();
+  zoo_cmd->add_option("--batch", zoo.batch, "batch size (zoo op: default of n= / b=)")->capture_default_str();
+  zoo_cmd->add_option("--dtype", zoo.dtype, "int8, fp16 or fp32 (default: int8 for CNNs, fp16 for transformers and ops)");
+  zoo_cmd->add_option("--input", zoo.input, "CNNs: input size HxW (default 224x224)");
+  zoo_cmd->add_option("--seq", zoo.seq, "transformers: tokens in this pass (default 128, or 1 with --kv-len)");
+  zoo_cmd->add_option("--kv-len", zoo.kv_len, "gpt2, llama2-7b: cached tokens; K/V caches of this length are inputs (a decode step)");
+  zoo_cmd->add_option("--layers", zoo.layers, "transformers: keep the first K layers (default: all)");
   zoo_cmd->add_option("-o,--output", zoo.out, "output file (default: stdout)");
 
   cli::CompareTraceOptions cmp;
@@ -69,7 +77,7 @@ static int sim_main(int argc, char** argv) {
     if (const int rc = run_gpu_cmd(); rc >= 0) return rc;
     if (const int rc = run_regress_cmd(); rc >= 0) return rc;
     if (run.ir.empty()) {
-      std::cerr << "sim: nothing to do: give --ir <Frontend IR> or --plan/--model <ARK file> (see --help)\n";
+      std::cerr << "sim: nothing to do: give --ir <workload: Frontend IR, ARK model...> or --plan/--model <ARK file> (see --help)\n";
       return cli::kBadInput;
     }
     if (check.wanted()) return cli::run_check(run, check);

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "frontends/frontend_ir/frontend_ir_reader.h"
+#include "frontends/registry/registry.h"
 #include "sim/check/check.h"
 #include "sim/check/regress.h"
 #include "sim/cli/commands.h"
@@ -27,7 +28,7 @@ void add_check_options(CLI::App& app, CheckCliOptions& o) {
 }
 
 int run_check(const RunOptions& run, const CheckCliOptions& o) {
-  const ir::Graph graph = frontends::read_frontend_ir(run.ir);
+  const ir::Graph graph = frontends::read_workload(run.ir, run.format);
   check::CheckOptions co;
   co.npy_dir = o.npy_dir.empty() ? std::filesystem::path(run.ir).parent_path().string() : o.npy_dir;
   co.chain = o.chain;
@@ -53,7 +54,7 @@ struct RegressCliOptions {
 };
 
 std::string simulate_report(const std::string& ir_path, const std::string& hw) {
-  const ir::Graph g = frontends::read_frontend_ir(ir_path);
+  const ir::Graph g = frontends::read_workload(ir_path);
   const config::HwConfig cfg = config::HwConfig::load(hw, {});
   const mapping::Program prog = mapping::map_graph(g, cfg);
   const engine::SimResult sim = engine::simulate_npu(prog, cfg);  // once per (child) process

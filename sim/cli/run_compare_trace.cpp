@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "frontends/frontend_ir/frontend_ir_reader.h"
+#include "frontends/registry/registry.h"
 #include "frontends/zebu_trace/layer_compare.h"
 #include "frontends/zebu_trace/zebu_trace.h"
 #include "sim/cli/commands.h"
@@ -18,7 +19,7 @@ namespace npusim::cli {
 int run_compare_trace(const CompareTraceOptions& o) {
   namespace zebu = frontends::zebu;
   const zebu::Trace trace = zebu::read_zebu_trace(o.trace);
-  const ir::Graph graph = frontends::read_frontend_ir(o.ir);
+  const ir::Graph graph = frontends::read_workload(o.ir);
   const config::HwConfig cfg = config::HwConfig::load(o.hw, o.sets);
   const mapping::Program prog = mapping::map_graph(graph, cfg);
   const engine::SimResult sim = engine::simulate_npu(prog, cfg);

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -20,6 +21,7 @@
 #include "sim/ir/error.h"
 #include "sim/ir/graph.h"
 #include "sim/mapping/gpu_default_plan.h"
+#include "sim/mapping/gpu_lower.h"
 #include "sim/report/gpu_report.h"
 #include "sim/sweep/runner.h"
 
@@ -53,6 +55,22 @@ std::string default_hw(const std::string& arch) {
   return "configs/gpu_h100.yaml";
 }
 
+// The plans of one run, validated against the device, simulated and reported (console table,
+// --report, --csv, --trace). ir_ops: the IR origin of each op of a lowered workload.
+int simulate_and_report(const RunOptions& run, const std::vector<gpu::Program>& plans, const config::HwConfig& cfg,
+                        const std::string& workload, const std::map<std::string, std::string>* ir_ops = nullptr) {
+  const models::GpuParams params = models::GpuParams::read(cfg);
+  for (const gpu::Program& p : plans)
+    frontends::validate_against_device(p, params.num_sms, params.max_warps_per_block, params.smem_per_block_bytes);
+  const mapping::GpuSimResult sim = engine::simulate_gpu(plans, cfg);
+  const report::GpuReport rep = report::build_gpu_report(workload, plans, sim, cfg, ir_ops);
+  if (!run.quiet) std::cout << report::format_gpu_table(rep);
+  if (!run.report_json.empty()) write_file(run.report_json, report::gpu_to_json(rep).dump(2) + "\n");
+  if (!run.csv.empty()) write_file(run.csv, report::gpu_to_csv(rep));
+  if (!run.trace.empty()) write_file(run.trace, report::gpu_chrome_trace(rep, plans, sim).dump() + "\n");
+  return kOk;
+}
+
 int run_gpu(const RunOptions& run, const GpuCliOptions& o, bool hw_given) {
   // Read and validate everything before simulating.
   std::vector<gpu::Program> plans;
@@ -78,17 +96,9 @@ int run_gpu(const RunOptions& run, const GpuCliOptions& o, bool hw_given) {
   }
   if (plans.size() > 1 || plans[0].world_size > 1) frontends::check_send_recv_pairs(plans);
   std::sort(plans.begin(), plans.end(), [](const gpu::Program& a, const gpu::Program& b) { return a.rank < b.rank; });
-  for (const gpu::Program& p : plans)
-    frontends::validate_against_device(p, params.num_sms, params.max_warps_per_block, params.smem_per_block_bytes);
-  const mapping::GpuSimResult sim = engine::simulate_gpu(plans, cfg);
   std::string workload = !o.plans.empty() ? o.plans[0] : o.model + " (default plan)";
   if (o.plans.size() > 1) workload += " and " + std::to_string(o.plans.size() - 1) + " more ranks";
-  const report::GpuReport rep = report::build_gpu_report(workload, plans, sim, cfg);
-  if (!run.quiet) std::cout << report::format_gpu_table(rep);
-  if (!run.report_json.empty()) write_file(run.report_json, report::gpu_to_json(rep).dump(2) + "\n");
-  if (!run.csv.empty()) write_file(run.csv, report::gpu_to_csv(rep));
-  if (!run.trace.empty()) write_file(run.trace, report::gpu_chrome_trace(rep, plans, sim).dump() + "\n");
-  return kOk;
+  return simulate_and_report(run, plans, cfg, workload);
 }
 
 // "128x256x64:8" -> tile and warps; shared memory: 3 pipeline stages of the A and B slices.
@@ -178,7 +188,17 @@ int run_calibrate(const GpuCliOptions& o) {
 }  // namespace
 
 int run_gpu_workload(const ir::Graph& g, const config::HwConfig& cfg, const RunOptions& o) {
-  throw InputError(o.hw, "device", "the GPU model does not run '" + g.name + "' yet: lowering of the workload IR to ARK ops is missing");
+  // Lowered to ARK ops (docs/gpu.md#any-workload-on-the-gpu), planned like `sim --model`.
+  const mapping::ArkLowering low = mapping::lower_workload(g);
+  const models::GpuParams params = models::GpuParams::read(cfg);
+  const std::vector<gpu::Program> plans{mapping::default_plan(low.model, params.num_sms, params.arch)};
+  return simulate_and_report(o, plans, cfg, g.source + " (lowered to ARK ops, default plan)", &low.ir_op);
+}
+
+int run_ark_model(const std::string& path, const RunOptions& o) {
+  GpuCliOptions g;
+  g.model = path;
+  return run_gpu(o, g, true);
 }
 
 std::function<int()> add_gpu_command(CLI::App& app, RunOptions& run) {

@@ -2,7 +2,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "frontends/frontend_ir/frontend_ir_reader.h"
+#include "frontends/registry/registry.h"
 #include "sim/cli/commands.h"
 #include "sim/config/hw_config.h"
 #include "sim/engine/npu_engine.h"
@@ -23,9 +23,13 @@ void write_file(const std::string& path, const std::string& text) {
 
 int run_npu(const RunOptions& o) {
   // Validate everything before simulating.
-  const ir::Graph graph = frontends::read_frontend_ir(o.ir);
+  const ir::Graph graph = frontends::read_workload(o.ir, o.format);
   const config::HwConfig cfg = config::HwConfig::load(o.hw, o.sets);
-  if (cfg.get_string("device") == "gpu") return run_gpu_workload(graph, cfg, o);
+  if (cfg.get_string("device") == "gpu") {
+    // An ARK model runs as itself (ARK's default plan), exactly as `sim --model` runs it.
+    if (graph.format == "ark_model") return run_ark_model(o.ir, o);
+    return run_gpu_workload(graph, cfg, o);
+  }
   const mapping::Program prog = mapping::map_graph(graph, cfg);
   const engine::SimResult sim = engine::simulate_npu(prog, cfg);
   const report::RunReport rep = report::build_report(graph.name, prog, sim.timings, cfg);

@@ -1,27 +1,66 @@
-// `sim zoo <model>`: write a Frontend IR for a known network.
+// `sim zoo <model>` and `sim zoo op OP key=value ...`: write a Frontend IR for a known network
+// (CNNs in the compiler's own style, transformers through the Frontend IR writer) or for one
+// operation of any kind.
 #include <fstream>
 #include <iostream>
 #include <regex>
 
+#include "frontends/frontend_ir/frontend_ir_writer.h"
 #include "frontends/zoo/zoo.h"
 #include "sim/cli/commands.h"
 #include "sim/ir/error.h"
 
 namespace npusim::cli {
 
-int run_zoo(const ZooCliOptions& o) {
+namespace {
+
+nlohmann::ordered_json zoo_op(const ZooCliOptions& o) {
+  if (o.args.size() < 2) {
+    std::string valid;
+    for (int i = 0; i < ir::kNumOpKinds; ++i) valid += (i ? ", " : "") + std::string(ir::op_name(static_cast<ir::OpKind>(i)));
+    throw InputError("zoo op", "op", "give an operation: sim zoo op OP key=value ...; valid: " + valid);
+  }
+  if (!o.input.empty() || o.seq != 0 || o.kv_len != 0 || o.layers != 0)
+    throw InputError("zoo op", "op", "--input, --seq, --kv-len and --layers apply to zoo models; give an operation's sizes as key=value");
+  frontends::zoo::OpWorkload w;
+  w.op = o.args[1];
+  w.args.assign(o.args.begin() + 2, o.args.end());
+  w.dtype = o.dtype;
+  w.batch = o.batch;
+  return frontends::write_frontend_ir(frontends::zoo::make_op_graph(w));
+}
+
+nlohmann::ordered_json zoo_model(const ZooCliOptions& o) {
+  if (o.args.size() > 1)
+    throw InputError("zoo", "model", "unexpected argument '" + o.args[1] + "' after the model " + o.args[0] +
+                                         " (one operation: sim zoo op OP key=value ...)");
   frontends::zoo::ZooOptions z;
-  z.model = o.model;
+  z.model = o.args[0];
   z.batch = o.batch;
   z.dtype = o.dtype;
+  z.seq = o.seq;
+  z.kv_len = o.kv_len;
+  z.layers = o.layers;
+  if (frontends::zoo::is_transformer(z.model)) {
+    if (!o.input.empty()) throw InputError("zoo", "--input", "--input applies to CNNs; transformers take --seq and --kv-len");
+    return frontends::write_frontend_ir(frontends::zoo::make_transformer(z));
+  }
   if (!o.input.empty()) {
     std::smatch m;
-    static const std::regex re("([0-9]+)x([0-9]+)");
+    static const std::regex re("([0-9]{1,9})x([0-9]{1,9})");
     if (!std::regex_match(o.input, m, re)) throw InputError("zoo", "--input", "expected HxW, e.g. 224x224, got '" + o.input + "'");
     z.height = std::stoi(m[1]);
     z.width = std::stoi(m[2]);
   }
-  const std::string text = frontends::zoo::make_frontend_ir(z).dump(3) + "\n";
+  return frontends::zoo::make_frontend_ir(z);
+}
+
+}  // namespace
+
+int run_zoo(const ZooCliOptions& o) {
+  if (o.args.empty()) throw InputError("zoo", "model", "give a model or op OP key=value ...");
+  const nlohmann::ordered_json doc = o.args[0] == "op" ? zoo_op(o) : zoo_model(o);
+  const std::string text = doc.dump(3) + "\n";
   if (o.out.empty()) {
     std::cout << text;
   } else {

@@ -11,6 +11,15 @@ namespace npusim::config {
 
 enum class ParamType { Int, Double, String, Bool };
 
+// The values a number may take: [lo, hi] (hi excluded when hi_open). `positive` means lo is
+// excluded (a rate or size of 0 would divide by zero or hold nothing). Upper bounds keep every
+// derived cycle count far inside int64.
+struct ParamRange {
+  double lo = 0, hi = 1e9;
+  bool positive = false, hi_open = false;
+  std::string text() const;  // "[1e-06, 1e+09]", "[1, 1048576]", "[0, 1)"
+};
+
 struct ParamDecl {
   std::string path;     // dotted YAML path, e.g. "npu.pe_array.rows"
   ParamType type;
@@ -18,6 +27,7 @@ struct ParamDecl {
   std::string unit;     // "cycles", "B/cycle", "KiB", "" ...
   std::string meaning;  // one line
   std::vector<std::string> choices;  // for enumerated strings; empty = free
+  ParamRange range = {};             // numbers only (schema.cpp: by unit, with named exceptions)
 };
 
 // Every parameter npusim reads, in documentation order.

@@ -6,6 +6,33 @@ namespace npusim::config {
 
 namespace {
 using T = ParamType;
+
+// Allowed ranges follow from what a key measures (its unit), with the exceptions named below;
+// docs/config.md lists the result per key. Rates and sizes must be > 0; counts >= 1; latencies
+// and overheads >= 0; every bound is far enough inside int64 that cycle arithmetic cannot overflow.
+void set_ranges(std::vector<ParamDecl>& s) {
+  const ParamRange rate{1e-6, 1e9, true, false};       // B/cycle, GB/s, TFLOPS, MAC/PE/cycle...
+  const ParamRange count{1, 1 << 20, false, false};    // PEs, lanes, channels, SMs, warps...
+  const ParamRange size{1, 1 << 30, false, false};     // KiB, MiB
+  const ParamRange delay{0, 1e9, false, false};        // cycles, ns, us
+  const ParamRange fraction{1e-6, 1, true, false};     // efficiencies: (0, 1]
+  for (ParamDecl& p : s) {
+    if (p.type != T::Int && p.type != T::Double) continue;
+    const std::string& u = p.unit;
+    if (u == "MHz") p.range = {1e-3, 1e6, true, false};
+    else if (u == "KiB" || u == "MiB") p.range = size;
+    else if (u == "cycles" || u == "ns" || u == "us") p.range = delay;
+    else if (u == "pJ") p.range = {0, 1e6, false, false};
+    else if (u == "fraction") p.range = fraction;
+    else if (u == "B/cycle" || u == "GB/s" || u == "TFLOPS" || u == "MAC/PE/cycle" || u == "vectors/cycle" ||
+             u == "flop" || (u == "B" && p.type == T::Double))
+      p.range = rate;
+    else p.range = count;  // PEs, elements, channels, B (burst), layers, SMs, threads, warps, ""
+  }
+  for (ParamDecl& p : s) {
+    if (p.path == "npu.l2.weight_share") p.range = {0, 1, false, true};  // [0, 1): the rest holds activations
+  }
+}
 std::vector<ParamDecl> build_schema() {
   std::vector<ParamDecl> s = {
       {"name", T::String, "npu", "", "name of this hardware description (shown in reports)", {}},
@@ -129,6 +156,7 @@ std::vector<ParamDecl> build_schema() {
       {"gpu.link.proxy_latency_us", T::Double, "3", "us", "host proxy service time of a Proxy-channel put", {}},
   };
   s.insert(s.end(), gpu.begin(), gpu.end());
+  set_ranges(s);
   return s;
 }
 }  // namespace

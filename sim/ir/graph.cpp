@@ -176,6 +176,20 @@ bool is_graph_output_name(const std::string& s) {
   static const std::regex re("output[0-9]*");
   return std::regex_match(s, re);
 }
+std::string edge_layer(const std::string& s) {
+  const auto c = s.rfind(':');
+  if (c == std::string::npos || c + 1 == s.size()) return s;
+  for (size_t i = c + 1; i < s.size(); ++i)
+    if (s[i] < '0' || s[i] > '9') return s;
+  return s.substr(0, c);
+}
+
+int edge_port(const std::string& s) {
+  const std::string l = edge_layer(s);
+  if (l.size() == s.size() || s.size() - l.size() > 8) return 0;
+  return std::stoi(s.substr(l.size() + 1));
+}
+
 bool is_constant_name(const std::string& s) {
   return s.rfind("constant", 0) == 0 || s.find("_constant") != std::string::npos;
 }

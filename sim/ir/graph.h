@@ -200,5 +200,8 @@ void check_op(const Layer& l, const std::string& file);
 bool is_graph_input_name(const std::string& s);
 bool is_graph_output_name(const std::string& s);
 bool is_constant_name(const std::string& s);
+// An edge name may pick a producer's output k > 0 as "<layer>:<k>" (split); the layer part.
+std::string edge_layer(const std::string& s);
+int edge_port(const std::string& s);  // k, or 0 without a suffix
 
 }  // namespace npusim::ir

@@ -64,13 +64,14 @@ void link_tensors_by_name(Graph& g) {
     l.inputs.clear();
     for (size_t j = 0; j < l.previous.size(); ++j) {
       const std::string& p = l.previous[j];
-      auto lp = layer_pos.find(p);
+      auto lp = layer_pos.find(edge_layer(p));
       if (lp != layer_pos.end()) {
         const Layer& prod = g.layers[lp->second];
-        // The producer's output with this input's shape (Frontend IR lists shapes, not ports).
-        size_t k = 0;
-        for (size_t o = 0; o < prod.output_shapes.size(); ++o)
-          if (j < l.input_shapes.size() && prod.output_shapes[o] == l.input_shapes[j]) { k = o; break; }
+        // "<layer>:<k>" names the output; otherwise the producer's output with this input's shape.
+        size_t k = static_cast<size_t>(edge_port(p));
+        if (k == 0)
+          for (size_t o = 0; o < prod.output_shapes.size(); ++o)
+            if (j < l.input_shapes.size() && prod.output_shapes[o] == l.input_shapes[j]) { k = o; break; }
         l.inputs.push_back(prod.outputs.at(k));
         continue;
       }
@@ -126,7 +127,13 @@ void derive_edges(Graph& g) {
     for (int id : l.inputs) {
       if (id < 0 || static_cast<size_t>(id) >= g.tensors.size()) fail(g, l, "inputs", "tensor id " + std::to_string(id) + " does not exist");
       const Tensor& t = g.tensors[id];
-      l.previous.push_back(t.producer >= 0 ? g.layers[t.producer].name : t.name);
+      std::string src = t.producer >= 0 ? g.layers[t.producer].name : t.name;
+      if (t.producer >= 0) {  // output k > 0 of a multi-output op: "<layer>:<k>"
+        const auto& outs = g.layers[t.producer].outputs;
+        for (size_t k = 1; k < outs.size(); ++k)
+          if (outs[k] == id) src += ":" + std::to_string(k);
+      }
+      l.previous.push_back(src);
       l.input_shapes.push_back(t.shape);
       l.input_dtypes.push_back(t.dtype);
     }

@@ -286,7 +286,7 @@ class Mapper {
   void count_consumers() {
     for (const auto& l : m_graph.layers) {
       for (const auto& p : l.previous)
-        if (m_graph.find(p)) m_consumers[p]++;
+        if (m_graph.find(ir::edge_layer(p))) m_consumers[ir::edge_layer(p)]++;
     }
   }
 
@@ -319,7 +319,7 @@ class Mapper {
       // a tensor table falls back on the Frontend IR's naming convention.
       const bool param = j < l.inputs.size() ? m_graph.tensor(l.inputs[j]).is_parameter()
                                              : ir::is_constant_name(l.previous[j]) && !m_graph.find(l.previous[j]);
-      if (!param) r.push_back({l.previous[j], j});
+      if (!param) r.push_back({ir::edge_layer(l.previous[j]), j});  // "split:1" -> the split's state
     }
     return r;
   }
@@ -344,7 +344,7 @@ class Mapper {
     plan.name = inst.orig_name.empty() ? l.name : inst.orig_name;
     plan.op = ir::op_name(l.op);
     plan.on_host = l.device == ir::Device::Cpu;
-    plan.macs = l.macs();
+    plan.macs = orig.macs();  // the op's own count (the view is a 1x1 convolution)
     plan.weight_bytes = l.weight_bytes();
     const ir::DType in_t = l.input_dtypes.empty() ? ir::DType::Int8 : l.input_dtypes[0];
     const ir::DType out_t = l.output_dtypes.empty() ? in_t : l.output_dtypes[0];
@@ -430,7 +430,7 @@ class Mapper {
     }
 
     // Keep the output in L2 when it fits beside everything still live.
-    const int64_t live_other = live_l2_bytes(own);
+    int64_t live_other = live_l2_bytes(own);
     bool keep = m_p.keep_activations_on_chip && !needs_dram_copy &&
                 live_other + resident_in + plan.out_bytes <= m_p.l2_act_bytes;
     // Row tiling: what streams through L2 (from or to DRAM) must fit, double-buffered.
@@ -456,6 +456,20 @@ class Mapper {
     if (!tiling && keep) {
       keep = false;
       tiling = plan_rows(false);
+    }
+    // Last resort: spill other live tensors to DRAM, the longest-resident first, until this
+    // layer fits (docs/mapping.md, step 2). The stores are charged to this layer.
+    while (!tiling) {
+      const int spilled = spill_oldest(own, layer_id);
+      if (spilled < 0) break;
+      input_deps.push_back(spilled);  // the space is free once the store has read it
+      live_other = live_l2_bytes(own);
+      keep = m_p.keep_activations_on_chip && !needs_dram_copy && live_other + resident_in + plan.out_bytes <= m_p.l2_act_bytes;
+      tiling = plan_rows(keep);
+      if (!tiling && keep) {
+        keep = false;
+        tiling = plan_rows(false);
+      }
     }
     if (!tiling)
       throw InputError(m_cfg.source(), "npu.l2.size_kib",
@@ -485,6 +499,27 @@ class Mapper {
     }
     finish_layer(l, last, keep, store, plan.out_bytes);
     return layer_id;
+  }
+
+  // Stores the live on-chip tensor that has been in L2 longest (not one of `except`) to DRAM and
+  // frees its space; returns the store command, or -1 when there is nothing to spill.
+  int spill_oldest(const std::set<std::string>& except, int layer_id) {
+    TensorState* victim = nullptr;
+    std::string name;
+    for (auto& [n, t] : m_tensors)
+      if (t.in_l2 && t.remaining_consumers > 0 && !except.count(n) && (!victim || t.last_cmd < victim->last_cmd))
+        victim = &t, name = n;
+    if (!victim) return -1;
+    Command st;
+    st.unit = Unit::Dma;
+    st.layer = layer_id;
+    st.label = name + " spill";
+    st.dma = {models::DmaKind::StoreActivations, victim->bytes, 1};
+    st.deps = {victim->last_cmd};
+    victim->store_cmd = add(std::move(st));
+    victim->in_l2 = false;
+    victim->in_dram = true;
+    return victim->store_cmd;
   }
 
   // A new layer's plan, or one more batch group added to its layer's plan.
@@ -797,7 +832,7 @@ class Mapper {
   void finish_layer(const Layer& l, int last, bool in_l2, int store, int64_t out_bytes) {
     // Inputs consumed: free them when their last consumer is done.
     for (const auto& p : l.previous) {
-      auto it = m_tensors.find(p);
+      auto it = m_tensors.find(ir::edge_layer(p));
       if (it != m_tensors.end() && it->second.remaining_consumers > 0) it->second.remaining_consumers--;
     }
     TensorState t;

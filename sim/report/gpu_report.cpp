@@ -25,7 +25,8 @@ std::string bound_of(const mapping::LimiterCycles& c) {
   return best < 0 ? "-" : models::limiter_name(static_cast<models::Limiter>(best));
 }
 
-std::string pg_ops(const gpu::Program& p, const gpu::ProcessorGroup& pg) {
+// "T5 Matmul", or with the IR origins "T5 Matmul Conv_0 (conv2d)".
+std::string pg_ops(const gpu::Program& p, const gpu::ProcessorGroup& pg, const std::map<std::string, std::string>* ir_ops) {
   std::string s;
   std::set<int64_t> seen;
   for (const gpu::ResourceGroup& rg : pg.resource_groups)
@@ -33,8 +34,13 @@ std::string pg_ops(const gpu::Program& p, const gpu::ProcessorGroup& pg) {
       if (!seen.insert(tg.task_id).second) continue;
       const gpu::TaskInfo* t = p.find_task(tg.task_id);
       std::string ops;
-      for (const gpu::Op& op : t->ops)
-        if (!op.is_virtual) ops += (ops.empty() ? "" : "+") + std::string(gpu::op_type_name(op.type));
+      for (const gpu::Op& op : t->ops) {
+        if (op.is_virtual) continue;
+        ops += (ops.empty() ? "" : "+") + std::string(gpu::op_type_name(op.type));
+        if (!ir_ops) continue;
+        auto it = ir_ops->find(op.name);
+        ops += " " + op.name + (it != ir_ops->end() ? " (" + it->second + ")" : "");
+      }
       s += (s.empty() ? "" : ", ") + std::string("T") + std::to_string(t->id) + " " + ops;
     }
   return s;
@@ -63,7 +69,8 @@ void mark_critical(const gpu::Program& p, std::vector<GpuPgRow>& rows, double sl
 }  // namespace
 
 GpuReport build_gpu_report(const std::string& workload, const std::vector<gpu::Program>& plans,
-                           const mapping::GpuSimResult& sim, const config::HwConfig& cfg) {
+                           const mapping::GpuSimResult& sim, const config::HwConfig& cfg,
+                           const std::map<std::string, std::string>* ir_ops) {
   GpuReport r;
   r.workload = workload;
   r.hw_name = cfg.get_string("name");
@@ -103,7 +110,7 @@ GpuReport build_gpu_report(const std::string& workload, const std::vector<gpu::P
       row.index = static_cast<int>(i);
       const gpu::Range& pr = p.processor_groups[i].processor_range;
       row.processors = "[" + std::to_string(pr.begin) + "," + std::to_string(pr.end) + ")";
-      row.ops = pg_ops(p, p.processor_groups[i]);
+      row.ops = pg_ops(p, p.processor_groups[i], ir_ops);
       row.tasks = st.work.tasks;
       if (st.start >= 0) {
         row.start_us = st.start * us;
@@ -134,6 +141,10 @@ GpuReport build_gpu_report(const std::string& workload, const std::vector<gpu::P
         o.op_index = static_cast<int>(oi);
         o.name = op.name;
         o.type = gpu::op_type_name(op.type);
+        if (ir_ops) {
+          auto it = ir_ops->find(op.name);
+          if (it != ir_ops->end()) o.ir_op = it->second;
+        }
         o.tasks = w.tasks;
         o.slot_us = w.slot_cycles * us;
         o.flops = w.flops;
@@ -177,13 +188,24 @@ std::string format_gpu_table(const GpuReport& r) {
                   g.tflops, g.hbm_bytes / 1e6, g.l2_bytes / 1e6, g.link_bytes / 1e6, g.bound.c_str(), g.ops.c_str());
     o << line;
   }
-  o << "\nops\n  task.op  type                   name                   tasks   slot_us     GFLOP   HBM_MB    L2_MB  bound\n";
+  const bool lowered = std::any_of(k.ops.begin(), k.ops.end(), [](const GpuOpRow& op) { return !op.ir_op.empty(); });
+  if (lowered)  // a workload lowered from the IR: the IR op kind and longer names
+    o << "\nops\n  task.op  type          ir_op              name                              tasks   slot_us     GFLOP   "
+         "HBM_MB    L2_MB  bound\n";
+  else
+    o << "\nops\n  task.op  type                   name                   tasks   slot_us     GFLOP   HBM_MB    L2_MB  bound\n";
   for (const GpuOpRow& op : k.ops) {
     char line[512];
-    std::snprintf(line, sizeof line, "  %4lld.%-2d  %-21s  %-21s %7lld  %8.2f  %8.2f  %7.1f  %7.1f  %s\n",
-                  static_cast<long long>(op.task_info), op.op_index, op.type.c_str(), op.name.substr(0, 21).c_str(),
-                  static_cast<long long>(op.tasks), op.slot_us, op.flops / 1e9, op.hbm_bytes / 1e6, op.l2_bytes / 1e6,
-                  op.bound.c_str());
+    if (lowered)
+      std::snprintf(line, sizeof line, "  %4lld.%-2d  %-12s  %-17s  %-32s %7lld  %8.2f  %8.2f  %7.1f  %7.1f  %s\n",
+                    static_cast<long long>(op.task_info), op.op_index, op.type.c_str(), op.ir_op.c_str(),
+                    op.name.substr(0, 32).c_str(), static_cast<long long>(op.tasks), op.slot_us, op.flops / 1e9,
+                    op.hbm_bytes / 1e6, op.l2_bytes / 1e6, op.bound.c_str());
+    else
+      std::snprintf(line, sizeof line, "  %4lld.%-2d  %-21s  %-21s %7lld  %8.2f  %8.2f  %7.1f  %7.1f  %s\n",
+                    static_cast<long long>(op.task_info), op.op_index, op.type.c_str(), op.name.substr(0, 21).c_str(),
+                    static_cast<long long>(op.tasks), op.slot_us, op.flops / 1e9, op.hbm_bytes / 1e6, op.l2_bytes / 1e6,
+                    op.bound.c_str());
     o << line;
   }
   o << "\ntotal: " << fmt("%.3f", k.flops / 1e12) << " TFLOP, " << fmt("%.1f", k.hbm_bytes / 1e6) << " MB HBM ("
@@ -223,11 +245,18 @@ nlohmann::ordered_json gpu_to_json(const GpuReport& r) {
                                         {"l2_bytes", std::round(g.l2_bytes)}, {"link_bytes", std::round(g.link_bytes)},
                                         {"bound", g.bound}, {"critical", g.critical}});
     rk["ops"] = nlohmann::ordered_json::array();
-    for (const GpuOpRow& op : k.ops)
-      rk["ops"].push_back({{"task_info", op.task_info}, {"op", op.op_index}, {"name", op.name}, {"type", op.type},
-                           {"tasks", op.tasks}, {"slot_us", round3(op.slot_us)}, {"flops", op.flops},
-                           {"hbm_bytes", std::round(op.hbm_bytes)}, {"l2_bytes", std::round(op.l2_bytes)},
-                           {"link_bytes", std::round(op.link_bytes)}, {"bound", op.bound}});
+    for (const GpuOpRow& op : k.ops) {
+      nlohmann::ordered_json row = {{"task_info", op.task_info}, {"op", op.op_index}, {"name", op.name}, {"type", op.type}};
+      if (!op.ir_op.empty()) row["ir_op"] = op.ir_op;
+      row["tasks"] = op.tasks;
+      row["slot_us"] = round3(op.slot_us);
+      row["flops"] = op.flops;
+      row["hbm_bytes"] = std::round(op.hbm_bytes);
+      row["l2_bytes"] = std::round(op.l2_bytes);
+      row["link_bytes"] = std::round(op.link_bytes);
+      row["bound"] = op.bound;
+      rk["ops"].push_back(row);
+    }
     j["ranks"].push_back(rk);
   }
   nlohmann::ordered_json c;
@@ -239,7 +268,7 @@ nlohmann::ordered_json gpu_to_json(const GpuReport& r) {
 std::string gpu_to_csv(const GpuReport& r) {
   std::ostringstream o;
   o << "kind,rank,index,name,processors,tasks,start_us,end_us,time_us,share,occupancy,tflops,flops,hbm_bytes,"
-       "l2_bytes,link_bytes,bound,critical\n";
+       "l2_bytes,link_bytes,bound,critical,ir_op\n";
   auto q = [](const std::string& s) { return "\"" + s + "\""; };
   for (const GpuRankReport& k : r.ranks) {
     for (const GpuPgRow& g : k.pgs)
@@ -247,12 +276,12 @@ std::string gpu_to_csv(const GpuReport& r) {
         << fmt("%.3f", g.start_us) << "," << fmt("%.3f", g.end_us) << "," << fmt("%.3f", g.time_us) << ","
         << fmt("%.4f", g.share) << "," << fmt("%.4f", g.occupancy) << "," << fmt("%.3f", g.tflops) << ","
         << fmt("%.0f", g.flops) << "," << fmt("%.0f", g.hbm_bytes) << "," << fmt("%.0f", g.l2_bytes) << ","
-        << fmt("%.0f", g.link_bytes) << "," << g.bound << "," << (g.critical ? 1 : 0) << "\n";
+        << fmt("%.0f", g.link_bytes) << "," << g.bound << "," << (g.critical ? 1 : 0) << ",\n";
     for (const GpuOpRow& op : k.ops)
       o << "op," << k.rank << "," << op.task_info << "." << op.op_index << "," << q(op.type + " " + op.name) << ",,"
         << op.tasks << ",,," << fmt("%.3f", op.slot_us) << ",,,," << fmt("%.0f", op.flops) << ","
         << fmt("%.0f", op.hbm_bytes) << "," << fmt("%.0f", op.l2_bytes) << "," << fmt("%.0f", op.link_bytes) << ","
-        << op.bound << ",\n";
+        << op.bound << ",," << op.ir_op << "\n";
   }
   return o.str();
 }

@@ -5,6 +5,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,7 @@ namespace npusim::report {
 struct GpuPgRow {
   int index = 0;
   std::string processors;  // "[0,108)"
-  std::string ops;         // "T5 Matmul matmul_2"
+  std::string ops;         // "T5 Matmul"; lowered workloads: "T5 Matmul Conv_0 (conv2d)"
   int64_t tasks = 0;
   double start_us = 0, end_us = 0, time_us = 0;
   double share = 0;        // of the rank's kernel time
@@ -32,6 +33,7 @@ struct GpuOpRow {
   int64_t task_info = 0;
   int op_index = 0;
   std::string name, type;
+  std::string ir_op;       // kind of the workload-IR op it was lowered from ("conv2d"); "" for ARK files
   int64_t tasks = 0;
   double slot_us = 0;      // task time summed over slots
   double flops = 0, hbm_bytes = 0, l2_bytes = 0, link_bytes = 0;
@@ -61,8 +63,11 @@ struct GpuReport {
   std::vector<std::pair<std::string, std::string>> config;  // resolved gpu.* parameters
 };
 
+// ir_ops: for a workload lowered from the IR (sim/mapping/gpu_lower.h), ARK op name -> kind
+// of the IR op it came from; the rows then name their IR op and its kind.
 GpuReport build_gpu_report(const std::string& workload, const std::vector<gpu::Program>& plans,
-                           const mapping::GpuSimResult& sim, const config::HwConfig& cfg);
+                           const mapping::GpuSimResult& sim, const config::HwConfig& cfg,
+                           const std::map<std::string, std::string>* ir_ops = nullptr);
 
 std::string format_gpu_table(const GpuReport& r);
 nlohmann::ordered_json gpu_to_json(const GpuReport& r);

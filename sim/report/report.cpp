@@ -166,6 +166,14 @@ std::string format_table(const RunReport& r) {
   o << "MACs: " << grouped(r.total_macs) << fmt(", PE utilization %.1f%%", r.pe_utilization * 100) << "\n";
   o << "DRAM traffic: read " << human_bytes(r.dram_read_bytes) << ", write " << human_bytes(r.dram_write_bytes) << "\n";
   if (r.energy_uj > 0) o << fmt("energy: %.1f uJ\n", r.energy_uj);
+  // Ops the producer could only describe by FLOPs and bytes are estimates: say how much.
+  int opaque = 0;
+  int64_t opaque_cycles = 0;
+  for (const auto& l : r.layers)
+    if (l.op == "opaque") ++opaque, opaque_cycles += l.cycles;
+  if (opaque > 0)
+    o << "opaque ops (roofline estimates from given FLOPs and bytes): " << opaque << ", "
+      << fmt("%.1f%% of NPU cycles", r.npu_cycles > 0 ? 100.0 * opaque_cycles / r.npu_cycles : 0.0) << "\n";
   return o.str();
 }
 

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "frontends/frontend_ir/frontend_ir_reader.h"
+#include "frontends/registry/registry.h"
 #include "frontends/zoo/zoo.h"
 #include "sim/ir/error.h"
 #include "sim/sweep/results.h"
@@ -24,11 +25,16 @@ namespace npusim::sweep {
 namespace fs = std::filesystem;
 
 ir::Graph load_workload(const WorkloadSpec& w) {
-  if (w.zoo_model.empty()) return frontends::read_frontend_ir(w.path);
+  if (w.zoo_model.empty()) return frontends::read_workload(w.path);
   frontends::zoo::ZooOptions z;
   z.model = w.zoo_model;
   z.batch = w.zoo_batch;
   z.dtype = w.zoo_dtype;
+  if (frontends::zoo::is_transformer(z.model)) {
+    ir::Graph g = frontends::zoo::make_transformer(z);
+    g.name = w.name;
+    return g;
+  }
   return frontends::parse_frontend_ir(frontends::zoo::make_frontend_ir(z), w.name);
 }
 

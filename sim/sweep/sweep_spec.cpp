@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "sim/config/hw_paths.h"
 #include "sim/ir/error.h"
 
 namespace npusim::sweep {
@@ -325,7 +326,12 @@ SweepSpec sweep_from_flags(const std::vector<std::string>& irs, const std::vecto
 nlohmann::ordered_json spec_to_json(const SweepSpec& s) {
   nlohmann::ordered_json j;
   j["source"] = s.source;
-  j["hw"] = fs::absolute(s.hw).lexically_normal().string();
+  std::string hw = s.hw;  // a shipped config's short name ("npu") as the file it names
+  try {
+    hw = config::resolve_hw(s.hw);
+  } catch (const InputError&) {  // a missing file is reported when the config is loaded
+  }
+  j["hw"] = fs::absolute(hw).lexically_normal().string();
   auto& ws = j["workloads"] = nlohmann::ordered_json::array();
   for (const auto& w : s.workloads) {
     nlohmann::ordered_json x{{"name", w.name}};

@@ -145,15 +145,15 @@ TEST(SweepCli, ShardsMergeToTheUnshardedRun) {
 TEST(SweepCli, FailingPointGivesExitOneAndTheOthersStillRun) {
   const std::string d = scratch_dir("sweep_fail");
   std::system(("rm -rf '" + d + "/out'").c_str());
-  // weight_share 1.0 breaks a cross-field rule (must be below 1): those points fail in their worker.
-  const auto r = run_sim("sweep --zoo resnet18:1 --hw '" + source_dir() + "/configs/npu.yaml' --set npu.l2.weight_share=0.25,1.0 "
+  // An L2 of 1 KiB cannot hold a row of resnet18's activations: those points fail in their worker.
+  const auto r = run_sim("sweep --zoo resnet18:1 --hw '" + source_dir() + "/configs/npu.yaml' --set npu.l2.size_kib=8192,1 "
                          "--set npu.pe_array.rows=16,32 -o '" + d + "/out'");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   const std::string csv = read_text(d + "/out/results.csv");
   EXPECT_EQ(line_count(d + "/out/results.csv"), 5u);
-  EXPECT_NE(csv.find("\n0,zoo:resnet18:b1,ok,0.25,16,"), std::string::npos) << csv;
-  EXPECT_NE(csv.find("\n2,zoo:resnet18:b1,failed,1.0,16,"), std::string::npos) << csv;
-  EXPECT_NE(csv.find("must be below 1"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n0,zoo:resnet18:b1,ok,8192,16,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n2,zoo:resnet18:b1,failed,1,16,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("L2 buffer too small"), std::string::npos) << csv;
 }
 
 TEST(SweepCli, BadSweepFileIsExitTwoNamingFileAndLine) {

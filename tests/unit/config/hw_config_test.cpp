@@ -62,7 +62,29 @@ TEST(HwConfig, WrongTypeNegativeAndBadChoiceAreErrors) {
   EXPECT_NE(error_of([&] { HwConfig::load(write_yaml("t3", "npu: {pe_array: {rows: -1}}\n")); }).find("negative"), std::string::npos);
   EXPECT_NE(error_of([&] { HwConfig::load(write_yaml("t4", "npu: {pe_array: {dataflow: diagonal}}\n")); }).find("not one of"), std::string::npos);
   EXPECT_NE(error_of([&] { HwConfig::load(write_yaml("t5", "npu: {pe_array: [1, 2]}\n")); }).find("not a list"), std::string::npos);
-  EXPECT_NE(error_of([&] { HwConfig::load(write_yaml("t6", "npu: {pe_array: {rows: 0}}\n")); }).find("greater than 0"), std::string::npos);
+  EXPECT_NE(error_of([&] { HwConfig::load(write_yaml("t6", "npu: {pe_array: {rows: 0}}\n")); }).find("at least 1"), std::string::npos);
+}
+
+TEST(HwConfig, ZeroRatesAndOutOfRangeValuesAreRefusedNamingKeyValueRangeAndSource) {
+  // Each of these was once accepted and gave nonsense (1/0 rates, overflowing cycle counts).
+  for (const char* set : {"npu.pe_array.macs_per_pe_cycle.int8=0", "npu.vector.stages.pre_cal.vectors_per_cycle=0",
+                          "npu.vector.stages.lut_group.vectors_per_cycle=0", "npu.l2.bytes_per_cycle=0",
+                          "npu.pe_array.channel_align=0", "memory.dram.bandwidth_gbps=1e-300",
+                          "memory.dram.latency_ns=1e300", "clock_mhz=1e308", "npu.pe_array.rows=1000000000000",
+                          "gpu.task_overhead_cycles=1e300", "npu.l2.weight_share=1", "gpu.hbm.efficiency=0"}) {
+    const std::string e = error_of([&] { HwConfig::defaults({set}); });
+    const std::string key = std::string(set).substr(0, std::string(set).find('='));
+    EXPECT_NE(e.find("--set"), std::string::npos) << set << ": " << e;
+    EXPECT_NE(e.find(key), std::string::npos) << set << ": " << e;
+    EXPECT_NE(e.find("allowed: ["), std::string::npos) << set << ": " << e;
+  }
+  // In a file: the file and its line.
+  const std::string e = error_of([&] { HwConfig::load(write_yaml("t7", "name: x\nnpu:\n  l2: {bytes_per_cycle: 0}\n")); });
+  EXPECT_NE(e.find("line 3"), std::string::npos) << e;
+  EXPECT_NE(e.find("npu.l2.bytes_per_cycle = 0: must be greater than 0"), std::string::npos) << e;
+  // Every number of every committed config is within its range (loads), and ranges are documented.
+  for (const auto& p : schema())
+    if (p.type == ParamType::Int || p.type == ParamType::Double) EXPECT_NE(schema_markdown().find(p.range.text()), std::string::npos);
 }
 
 TEST(HwConfig, MalformedYamlAndMissingFileAreErrors) {

@@ -72,6 +72,7 @@ TEST(OpsMapping, MatmulWithWeightRunsOnThePeArrayWithEveryMac) {
   EXPECT_EQ(pe_macs(p, 0), 2 * 128 * 64 * 96);
   ASSERT_EQ(p.layers.size(), 1u);
   EXPECT_EQ(p.layers[0].op, "matmul");
+  EXPECT_EQ(p.layers[0].macs, 2 * 128 * 64 * 96);
   EXPECT_EQ(p.layers[0].weight_bytes, 64 * 96 * 2);
   int64_t weight_dma = 0;
   for (const Command* c : of(p, 0, Unit::Dma))
@@ -92,6 +93,7 @@ TEST(OpsMapping, AttentionOperandProducedOnChipMovesFromL2ToTheWeightBuffer) {
   EXPECT_FALSE(g.layers[1].weight_is_parameter);
   const Program p = map_graph(g, config::HwConfig::defaults());
   EXPECT_EQ(pe_macs(p, 1), 2 * 16 * 16 * 8);
+  EXPECT_EQ(p.layers[1].macs, 2 * 16 * 16 * 8);
   const auto dma = of(p, 1, Unit::Dma);
   const Command* load = nullptr;
   for (const Command* c : dma)
@@ -141,10 +143,12 @@ TEST(OpsMapping, EveryVectorOpHasPassesWhoseStagesHaveConfigKeys) {
     const auto cls = ir::op_class(k);
     const auto passes = models::vp_op_passes(k);
     if (cls == ir::OpClass::Elementwise || cls == ir::OpClass::Normalization || cls == ir::OpClass::Reduction ||
-        cls == ir::OpClass::Quantization || cls == ir::OpClass::Window)
+        cls == ir::OpClass::Quantization || cls == ir::OpClass::Window) {
       EXPECT_FALSE(passes.empty()) << ir::op_name(k);
-    if (cls == ir::OpClass::DataMovement || cls == ir::OpClass::Gemm || cls == ir::OpClass::Opaque)
+    }
+    if (cls == ir::OpClass::DataMovement || cls == ir::OpClass::Gemm || cls == ir::OpClass::Opaque) {
       EXPECT_TRUE(passes.empty()) << ir::op_name(k);
+    }
     for (const auto& p : passes)
       for (const auto& s : p.stages) EXPECT_NO_THROW(vpp.stage(s)) << ir::op_name(k) << " " << s;
   }

@@ -165,7 +165,7 @@ TEST(ZooModels, BadOptionsAreInputErrors) {
   expect_input_error(opts(""), "model", "mobilenetv2");
   expect_input_error(opts("resnet50", 0), "batch", "got 0");
   expect_input_error(opts("resnet50", -3), "batch", "got -3");
-  expect_input_error(opts("resnet50", 1, "fp32"), "dtype", "fp32");
+  expect_input_error(opts("resnet50", 1, "fp8"), "dtype", "fp8");  // int8, fp16 and fp32 exist
   expect_input_error(opts("resnet50", 1, "int8", 0, 224), "input", "0x224");
   // VGG halves five times with 2x2 pools: 16 -> 8 -> 4 -> 2 -> 1 -> no window fits.
   expect_input_error(opts("vgg16", 1, "int8", 16, 16), "input", "too small for vgg16");

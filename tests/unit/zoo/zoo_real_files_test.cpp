@@ -13,6 +13,15 @@ using npusim::frontends::zoo::make_frontend_ir;
 using npusim::frontends::zoo::ZooOptions;
 using zoo_test::ordered_json;
 
+// A ZooOptions from model and batch (every other option at its default).
+ZooOptions zoo_opts(const std::string& model, int batch) {
+  ZooOptions o;
+  o.model = model;
+  o.batch = batch;
+  return o;
+}
+
+
 // Walks both documents; floats only need to be floats on both sides (values are synthetic),
 // everything else (strings, ints, bools, null, key order, list lengths) must be equal.
 void expect_same_structure(const ordered_json& ours, const ordered_json& real,
@@ -72,7 +81,7 @@ INSTANTIATE_TEST_SUITE_P(Int8ResNets, RealFileTest,
                                            std::make_pair("resnet50", 64)));
 
 TEST(RealFile, ResNet50SpotValues) {
-  const ordered_json d = make_frontend_ir({"resnet50", 1});
+  const ordered_json d = make_frontend_ir(zoo_opts("resnet50", 1));
   // Folded weights: constant_497 + 3 per conv in ONNX order (Conv_8 is the 5th conv -> 509).
   EXPECT_EQ(d["Conv_0"]["previous_layer"][1], "constant_497");
   EXPECT_EQ(d["Conv_8"]["previous_layer"][1], "constant_509");
@@ -87,7 +96,7 @@ TEST(RealFile, ResNet50SpotValues) {
 }
 
 TEST(RealFile, ResNet34HasDequantizeOnIdentityShortcutsOnly) {
-  const ordered_json d = make_frontend_ir({"resnet34", 1});
+  const ordered_json d = make_frontend_ir(zoo_opts("resnet34", 1));
   // 16 blocks, 3 with a downsample conv: 13 identity shortcuts pass a dequantize layer.
   int dequant = 0;
   for (const auto& name : zoo_test::layer_names(d)) dequant += name.rfind("dequantize_Add_", 0) == 0;
@@ -144,7 +153,7 @@ TEST(RealFile, QuantChainHoldsInRealFilesAndInZoo) {
   EXPECT_EQ(quant_chain_violations(zoo_test::read_real("int8_resnet34.sim_quantized_b1.json")), 0);
   EXPECT_EQ(quant_chain_violations(zoo_test::read_real("int8_resnet50.sim_quantized_b1.json")), 0);
   for (const char* m : {"resnet18", "resnet34", "resnet50", "resnet101", "vgg16", "mobilenetv2"})
-    EXPECT_EQ(quant_chain_violations(make_frontend_ir({m, 2})), 0) << m;
+    EXPECT_EQ(quant_chain_violations(make_frontend_ir(zoo_opts(m, 2))), 0) << m;
 }
 
 TEST(RealFile, ShapeCheckerAcceptsRealFiles) {
