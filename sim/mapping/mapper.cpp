@@ -111,6 +111,21 @@ std::pair<int64_t, int64_t> vp_extent(const Shape& s, bool nchw_layout) {
   return {last, e / std::max<int64_t>(1, last)};
 }
 
+// Row tiles run over output rows N x Ho for the Frontend IR's (NCHW, window) ops and the PE
+// array's views; every other op over the rows of its larger tensor (every dim but the last),
+// so a reduction to one row still tiles over its input.
+bool window_rows(const Layer& l) { return ir::is_frontend_ir_native(l.op) || ir::runs_on_pe_array(l.op); }
+
+int64_t row_count(const Layer& l) {
+  const Shape& out = l.output_shapes.empty() ? Shape{1} : l.output_shapes[0];
+  if (window_rows(l)) {
+    const Nchw on = nchw(out);
+    return on.n * on.h;
+  }
+  auto rows = [](const Shape& s) { return s.size() < 2 ? int64_t{1} : ir::num_elements(s) / s.back(); };
+  return std::max<int64_t>(1, std::max(rows(out), l.input_shapes.empty() ? 1 : rows(l.input_shapes[0])));
+}
+
 // Elements in one normalized row (softmax axis, layer_norm trailing axes, reduced axes).
 int64_t row_length(const Layer& l) {
   const Shape& x = l.input_shapes[0];
@@ -435,8 +450,7 @@ class Mapper {
                 live_other + resident_in + plan.out_bytes <= m_p.l2_act_bytes;
     // Row tiling: what streams through L2 (from or to DRAM) must fit, double-buffered.
     const Shape out_shape = l.output_shapes.empty() ? Shape{1} : l.output_shapes[0];
-    const Nchw on = nchw(out_shape);
-    const int64_t total_rows = on.n * on.h;
+    const int64_t total_rows = row_count(l);
     auto plan_rows = [&](bool keep_out) -> std::optional<RowTiling> {
       const int64_t fixed = live_other + resident_in + (keep_out ? plan.out_bytes : 0);
       const int64_t stream_total = dram_in + (keep_out ? 0 : plan.out_bytes);
@@ -548,7 +562,7 @@ class Mapper {
                             int64_t total_rows) const {
     const double frac = static_cast<double>(rows) / static_cast<double>(std::max<int64_t>(1, total_rows));
     int64_t in_part = static_cast<int64_t>(std::ceil(dram_in * frac));
-    if (dram_in > 0 && !l.input_shapes.empty() && !l.output_shapes.empty()) {
+    if (dram_in > 0 && !l.input_shapes.empty() && !l.output_shapes.empty() && window_rows(l)) {
       const Nchw in = nchw(l.input_shapes[0]), out = nchw(l.output_shapes[0]);
       if (rows < out.h) {  // rows of one image: add the window halo
         const int64_t in_rows = std::min<int64_t>(in.h, (rows - 1) * l.stride[0] + std::max(l.kernel[0], l.pool[0]));
@@ -608,7 +622,7 @@ class Mapper {
     const int64_t k_chunks = ceil_div(k_total, k_chunk);
     plan.k_chunks = static_cast<int>(k_chunks);
     const Nchw out = nchw(l.output_shapes[0]);
-    const int64_t total_rows = out.n * out.h;
+    const int64_t total_rows = row_count(l);
     const int64_t r = w.size() > 2 ? w[2] : 1, s = w.size() > 3 ? w[3] : 1;
     const int64_t c_per_group = w.size() > 1 ? w[1] : 1;
 
@@ -684,7 +698,7 @@ class Mapper {
                      const std::vector<int>& input_deps, int64_t dram_in, bool keep, bool copy_out,
                      int& last, int& store) {
     const Nchw out = nchw(l.output_shapes.empty() ? Shape{1} : l.output_shapes[0]);
-    const int64_t total_rows = out.n * out.h;
+    const int64_t total_rows = row_count(l);
     // Stage work for the whole layer: the module_list (one pass), or the op's passes
     // (models/npu/vector_processor_timing.cpp, docs/timing.md#vector-ops).
     std::vector<std::vector<models::VpStageWork>> passes;

@@ -1,0 +1,1 @@
+// generated operator code (stub)
