@@ -13,21 +13,13 @@
 #include <vector>
 
 #include "models/gpu/gpu_timing.h"
+#include "models/interconnect/link_fabric.h"
+#include "models/kernel/clock.h"
 
 namespace npusim::models {
 
-// Cycles of clock_mhz <-> SystemC time (resolution 1 ps).
-struct GpuClock {
-  double period_ps = 1000;
-  double now() const { return sc_core::sc_time_stamp().to_double() / period_ps; }
-  void wait_until(double cycle) const {
-    const double d = cycle - now();
-    if (d > 0) sc_core::wait(sc_core::sc_time(d * period_ps, sc_core::SC_PS));
-  }
-  void wait_cycles(double d) const {
-    if (d > 0) sc_core::wait(sc_core::sc_time(d * period_ps, sc_core::SC_PS));
-  }
-};
+// Cycles of clock_mhz <-> SystemC time: the shared clock conversion (models/kernel/clock.h).
+using GpuClock = Clock;
 
 // One emitted sync_gpu: every warp of every processor in its range arrives, then all leave
 // barrier_cycles after the last arrival.
@@ -44,7 +36,7 @@ struct BarrierState {
       released = true;
       release = clk.now() + barrier_cycles;
       last_pg = from_pg;
-      event.notify(sc_core::sc_time(barrier_cycles * clk.period_ps, sc_core::SC_PS));
+      event.notify(sc_core::sc_time(barrier_cycles * clk.period_ps(), sc_core::SC_PS));
       clk.wait_until(release);
       return;
     }
@@ -112,41 +104,6 @@ class Completions {
   std::map<std::tuple<int, int, int, int64_t>, Rec> m_recs;
 };
 
-// GPU-to-GPU links: each transfer occupies the source's egress, the destination's ingress and
-// the pair's own link (NVSwitch: pair = port rate; a full mesh: one link per pair), and its
-// data lands latency cycles after the slowest of them is done.
-class LinkFabric {
- public:
-  LinkFabric(int ranks, const GpuParams& p) : m_latency(p.link_latency_cycles) {
-    for (int i = 0; i < ranks; ++i) {
-      m_egress.emplace_back(p.link_bytes_per_cycle);
-      m_ingress.emplace_back(p.link_bytes_per_cycle);
-      m_pair.emplace_back();
-      for (int j = 0; j < ranks; ++j) m_pair.back().emplace_back(p.link_peer_bytes_per_cycle);
-    }
-  }
-  // Returns the cycle the data has landed at dst.
-  double transfer(int src, int dst, double now, double bytes) {
-    if (src < 0 || dst < 0 || src >= static_cast<int>(m_egress.size()) || dst >= static_cast<int>(m_egress.size()))
-      return now + m_latency;
-    const double done = std::max({m_egress[src].reserve(now, bytes), m_ingress[dst].reserve(now, bytes),
-                                  m_pair[src][dst].reserve(now, bytes)});
-    m_bytes_out[src] += bytes;
-    return done + m_latency;
-  }
-  double latency() const { return m_latency; }
-  double bytes_out(int rank) const {
-    auto it = m_bytes_out.find(rank);
-    return it == m_bytes_out.end() ? 0 : it->second;
-  }
-
- private:
-  double m_latency;
-  std::deque<RateServer> m_egress, m_ingress;
-  std::deque<std::deque<RateServer>> m_pair;
-  std::map<int, double> m_bytes_out;
-};
-
 // Everything the ranks of one run share.
 struct GpuSystem {
   GpuClock clock;
@@ -154,7 +111,9 @@ struct GpuSystem {
   Completions completions;
   LinkFabric links;
   std::map<std::pair<int, int>, double> proxy_done;  // (src, dst): when the last proxy put lands
-  GpuSystem(int ranks, const GpuParams& p, double period_ps) : clock{period_ps}, links(ranks, p) {}
+  GpuSystem(int ranks, const GpuParams& p, double period_ps)
+      : clock(Clock::from_ps(period_ps)),
+        links(ranks, p.link_bytes_per_cycle, p.link_peer_bytes_per_cycle, p.link_latency_cycles) {}
 };
 
 }  // namespace npusim::models

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/kernel/rate_server.h"
 #include "sim/config/hw_config.h"
 #include "sim/ir/gpu_program.h"
 
@@ -102,29 +103,6 @@ MatmulTiming matmul_timing(const GpuParams& p, const MatmulTile& t, int slot_war
 
 // The matmul tile of task `task_id` of op (edge tiles have fewer valid rows/cols).
 MatmulTile matmul_tile(const gpu::Op& op, int64_t task_id);
-
-// A first-come first-served server of a rate (HBM, L2, a link, an SM's math pipes): work
-// arriving at `now` starts when the previous work is done and takes amount / rate cycles.
-// The SM model waits until the returned cycle, so concurrent users share the rate.
-class RateServer {
- public:
-  explicit RateServer(double per_cycle = 1) : m_rate(per_cycle) {}
-  double reserve(double now, double amount) {
-    if (amount <= 0) return now;
-    const double start = now > m_free ? now : m_free;
-    const double t = amount / m_rate;
-    m_free = start + t;
-    m_busy += t;
-    m_total += amount;
-    return m_free;
-  }
-  double busy_cycles() const { return m_busy; }
-  double total() const { return m_total; }
-
- private:
-  double m_rate;
-  double m_free = 0, m_busy = 0, m_total = 0;
-};
 
 // Flops an element-wise/reduce op costs per counted flop (transcendental functions cost more).
 double flop_weight(const GpuParams& p, gpu::OpType t);

@@ -1,11 +1,12 @@
 // Simple DRAM model (memory.dram.model: simple): one shared data bus served first come, first
 // served. Timing in models/memory/dram_timing.h; contract there. Contention between DMA
-// channels emerges from the shared bus (a BandwidthServer).
+// channels emerges from the shared bus (a RateServer, models/kernel).
 #pragma once
 #include <systemc>
 
 #include "models/memory/dram_timing.h"
-#include "models/npu/scoreboard.h"
+#include "models/kernel/rate_server.h"
+#include "models/kernel/scoreboard.h"
 
 namespace npusim::models {
 
@@ -35,7 +36,7 @@ class Dram : public sc_core::sc_module {
  private:
   DramParams m_params;
   Scoreboard& m_sb;
-  BandwidthServer m_bus;
+  RateServer m_bus;
   DramStats m_stats;
 };
 

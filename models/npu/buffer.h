@@ -7,7 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "models/npu/scoreboard.h"
+#include "models/kernel/rate_server.h"
+#include "models/kernel/scoreboard.h"
 
 namespace npusim::models {
 
@@ -32,7 +33,7 @@ class L2Buffer : public sc_core::sc_module {
  private:
   double m_bytes_per_cycle;
   Scoreboard& m_sb;
-  BandwidthServer m_port;
+  RateServer m_port;
   BufferStats m_stats;
 };
 

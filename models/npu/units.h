@@ -12,7 +12,8 @@
 #include "models/npu/buffer.h"
 #include "models/npu/dma_timing.h"
 #include "models/npu/pe_array_timing.h"
-#include "models/npu/scoreboard.h"
+#include "models/kernel/rate_server.h"
+#include "models/kernel/scoreboard.h"
 #include "models/npu/vector_processor_timing.h"
 
 namespace npusim::models {

@@ -8,6 +8,8 @@
 #include <memory>
 #include <vector>
 
+#include "models/kernel/clock.h"
+
 namespace npusim::models {
 
 struct JobRecord {
@@ -18,7 +20,7 @@ struct JobRecord {
 
 class Scoreboard {
  public:
-  Scoreboard(size_t n, sc_core::sc_time period) : m_done(n, false), m_records(n), m_period(period) {
+  Scoreboard(size_t n, sc_core::sc_time period) : m_done(n, false), m_records(n), m_clock(period) {
     m_events.reserve(n);
     for (size_t i = 0; i < n; ++i) m_events.emplace_back(std::make_unique<sc_core::sc_event>());
   }
@@ -36,10 +38,9 @@ class Scoreboard {
     m_done[id] = true;
     m_events[id]->notify(sc_core::SC_ZERO_TIME);
   }
-  int64_t now_cycles() const {
-    return static_cast<int64_t>(sc_core::sc_time_stamp() / m_period + 0.5);
-  }
-  sc_core::sc_time cycles(int64_t n) const { return m_period * static_cast<double>(n); }
+  int64_t now_cycles() const { return m_clock.now_cycles(); }
+  sc_core::sc_time cycles(int64_t n) const { return m_clock.cycles(n); }
+  const Clock& clock() const { return m_clock; }
   const std::vector<JobRecord>& records() const { return m_records; }
   bool all_done() const {
     for (bool b : m_done)
@@ -51,25 +52,7 @@ class Scoreboard {
   std::vector<bool> m_done;
   std::vector<std::unique_ptr<sc_core::sc_event>> m_events;
   std::vector<JobRecord> m_records;
-  sc_core::sc_time m_period;
-};
-
-// A resource served first come, first served at a fixed rate (the DRAM bus, the L2 port):
-// booking `service` cycles starts no earlier than now or the end of the previous booking.
-class BandwidthServer {
- public:
-  // Returns the cycle at which the booking ends.
-  int64_t book(int64_t now, int64_t service) {
-    const int64_t start = std::max(now, m_free_cycle);
-    m_free_cycle = start + service;
-    m_busy_cycles += service;
-    return m_free_cycle;
-  }
-  int64_t busy_cycles() const { return m_busy_cycles; }
-
- private:
-  int64_t m_free_cycle = 0;
-  int64_t m_busy_cycles = 0;
+  Clock m_clock;
 };
 
 // A unit's work item: the command id, what it must wait for, and the unit-specific payload.
