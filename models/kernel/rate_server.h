@@ -29,6 +29,7 @@ class RateServer {
     return start + service_cycles;
   }
   double busy_cycles() const { return m_busy; }
+  double free_at() const { return m_free; }  // when the work booked so far ends
   double total() const { return m_total; }
 
  private:

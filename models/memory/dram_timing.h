@@ -5,6 +5,7 @@
 // concurrent DMA channels contend for bandwidth.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "sim/config/hw_config.h"
 
@@ -20,7 +21,11 @@ struct DramParams {
   static DramParams read(const config::HwConfig& c);
 };
 
-// Bus occupancy of one transfer.
+// A transfer's bursts interleave over min(bursts, channels) channels, each serving
+// bytes_per_cycle / channels: the service cycles on each channel it uses, largest first.
+std::vector<int64_t> dram_channel_service_cycles(const DramParams& p, int64_t bytes, int64_t segments);
+// Occupancy of one transfer when its channels are free: the largest channel share. With one
+// channel, or a transfer of at least `channels` bursts, this is the whole-bus time.
 int64_t dram_service_cycles(const DramParams& p, int64_t bytes, int64_t segments);
 
 }  // namespace npusim::models

@@ -53,6 +53,25 @@ TEST(DramTiming, TransfersRoundUpToBurstsAndPayPerSegment) {
   EXPECT_EQ(dram_service_cycles(p, 0, 5), 0);
 }
 
+TEST(DramTiming, BurstsInterleaveOverChannels) {
+  DramParams p;
+  p.bytes_per_cycle = 16;
+  p.burst_bytes = 64;
+  p.channels = 4;  // 4 B/cycle each
+  // 16 bursts over 4 channels: 4 bursts = 256 B at 4 B/cycle = 64 cycles on each: the whole bus.
+  EXPECT_EQ(dram_channel_service_cycles(p, 1024, 0), (std::vector<int64_t>{64, 64, 64, 64}));
+  EXPECT_EQ(dram_service_cycles(p, 1024, 0), 64);
+  // One burst uses one channel: 64 B at 4 B/cycle = 16 cycles (one channel's rate, not the bus's).
+  EXPECT_EQ(dram_channel_service_cycles(p, 64, 0), (std::vector<int64_t>{16}));
+  // 5 bursts: shares 2,1,1,1 -> 32,16,16,16; segment overhead splits over the channels used.
+  p.segment_overhead_cycles = 4;
+  EXPECT_EQ(dram_channel_service_cycles(p, 320, 2), (std::vector<int64_t>{34, 18, 18, 18}));
+  // One channel: exactly the whole-bus formula.
+  p.channels = 1;
+  p.segment_overhead_cycles = 2;
+  EXPECT_EQ(dram_service_cycles(p, 1000, 3), 70);
+}
+
 TEST(DmaTiming, ChannelRateIsBytesOverPeak) {
   DmaParams p;
   p.bytes_per_cycle = 64;
