@@ -122,11 +122,10 @@ HwConfig HwConfig::load(const std::string& value, const std::vector<std::string>
   HwConfig c;
   for (const auto& p : schema()) c.m_values[p.path] = p.default_value;
   c.m_source = path;
-  std::ifstream in(path);
-  if (!in) throw InputError(path, "", "cannot open file");
+  const std::string text = read_hw_text(path);  // a file, or the built-in npu.yaml (hw_paths.h)
   YAML::Node root;
   try {
-    root = YAML::Load(in);
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError(path, "line " + std::to_string(e.mark.line + 1) + ", column " +
                                std::to_string(e.mark.column + 1), "malformed YAML: " + e.msg);
@@ -180,11 +179,23 @@ void HwConfig::assign(const std::string& path, const std::string& text, const st
       throw InputError(file, where, path + " = " + text + ": " + why + " (allowed: " + r.text() + ")");
   }
   m_values[path] = text;
+  m_origin[path] = {file, where};
+}
+
+bool param_applies(const std::string& path, const std::string& device) {
+  if (path == "name" || path == "clock_mhz" || path == "device") return true;
+  return (path.rfind("gpu.", 0) == 0) == (device == "gpu");
 }
 
 void HwConfig::validate() const {
   // Single values are range-checked where they are assigned (file:line or --set); cross-field
-  // rules go here.
+  // rules go here. A key of the other device's root is an error where it was written.
+  const std::string device = get_string("device");
+  for (const auto& [path, origin] : m_origin)
+    if (!param_applies(path, device))
+      throw InputError(origin.first, origin.second,
+                       path + " is a " + (device == "gpu" ? "NPU" : "GPU") + " key, but this config's device is " + device +
+                           " (set `device: " + (device == "gpu" ? "npu" : "gpu") + "` for that device)");
 }
 
 std::string ParamRange::text() const {
@@ -221,7 +232,9 @@ bool HwConfig::get_bool(const std::string& path) const {
 
 std::vector<std::pair<std::string, std::string>> HwConfig::resolved() const {
   std::vector<std::pair<std::string, std::string>> r;
-  for (const auto& p : schema()) r.emplace_back(p.path, m_values.at(p.path));
+  const std::string device = get_string("device");
+  for (const auto& p : schema())
+    if (param_applies(p.path, device)) r.emplace_back(p.path, m_values.at(p.path));
   return r;
 }
 

@@ -52,7 +52,8 @@ class HwConfig {
   bool get_bool(const std::string& path) const;
 
   const std::string& source() const { return m_source; }
-  // path -> value text, every schema key, in schema order (for reports: "restate the specs").
+  // path -> value text, every schema key of this config's device, in schema order (for
+  // reports: "restate the specs").
   std::vector<std::pair<std::string, std::string>> resolved() const;
 
   // Derived: clock period and rates used by several units.
@@ -64,8 +65,13 @@ class HwConfig {
               const std::string& where);
   void validate() const;  // cross-field rules
   std::map<std::string, std::string> m_values;
+  std::map<std::string, std::pair<std::string, std::string>> m_origin;  // key -> (file, where) when set
   std::string m_source = "<defaults>";
 };
+
+// NPU and GPU descriptions are separate roots: a `device: gpu` config uses the gpu.* keys, a
+// `device: npu` config everything else; name, clock_mhz and device belong to both.
+bool param_applies(const std::string& path, const std::string& device);
 
 // Markdown table of the schema (docs/config.md is generated from it).
 std::string schema_markdown();

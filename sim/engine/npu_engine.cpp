@@ -2,6 +2,8 @@
 
 #include <systemc>
 
+#include <array>
+
 #include "models/memory/dram.h"
 #include "models/npu/buffer.h"
 #include "models/npu/units.h"
@@ -41,16 +43,23 @@ struct NpuTop : sc_core::sc_module {
   }
 
   // Weight loads, activation loads and stores have their own queues (like the LW / LD / ST
-  // instruction queues of a real NPU), folded onto the configured number of channels.
+  // instruction queues of a real NPU), folded onto the configured number of channels. Beyond
+  // three channels, the extra ones serve activation loads, stores, weights, loads... in turn,
+  // and the transfers of a kind rotate over its channels (docs/timing.md#dma).
   static std::vector<std::vector<models::Job<models::DmaTransfer>>> dma_queues(const mapping::Program& prog,
                                                                               const config::HwConfig& cfg) {
     const int64_t channels = cfg.get_int("npu.dma.channels");
     std::vector<std::vector<models::Job<models::DmaTransfer>>> q(channels);
+    std::vector<std::vector<int64_t>> of_kind(3);
+    for (int64_t ch = 0; ch < channels; ++ch) of_kind[ch < 3 ? ch : std::array<int, 3>{1, 2, 0}[(ch - 3) % 3]].push_back(ch);
+    std::array<size_t, 3> next{0, 0, 0};
     for (const auto& c : prog.commands) {
       if (c.unit != mapping::Unit::Dma) continue;
       // 0 weights (and operands moved from L2 into the weight buffer), 1 loads, 2 stores
       const int kind = c.dma.kind == models::DmaKind::L2ToWeightBuffer ? 0 : static_cast<int>(c.dma.kind);
-      q[kind % channels].push_back({c.id, c.deps, c.dma});
+      const auto& mine = of_kind[static_cast<size_t>(kind)];
+      const int64_t ch = mine.empty() ? kind % channels : mine[next[static_cast<size_t>(kind)]++ % mine.size()];
+      q[static_cast<size_t>(ch)].push_back({c.id, c.deps, c.dma});
     }
     return q;
   }

@@ -65,13 +65,24 @@ TEST(HwConfig, WrongTypeNegativeAndBadChoiceAreErrors) {
   EXPECT_NE(error_of([&] { HwConfig::load(write_yaml("t6", "npu: {pe_array: {rows: 0}}\n")); }).find("at least 1"), std::string::npos);
 }
 
+TEST(HwConfig, NpuAndGpuAreSeparateRoots) {
+  const std::string e = error_of([&] { HwConfig::defaults({"gpu.num_sms=10"}); });
+  EXPECT_NE(e.find("--set"), std::string::npos) << e;
+  EXPECT_NE(e.find("gpu.num_sms is a GPU key, but this config's device is npu"), std::string::npos) << e;
+  const std::string f = error_of([&] { HwConfig::load(write_yaml("g1", "device: gpu\nnpu:\n  l2: {size_kib: 4}\n")); });
+  EXPECT_NE(f.find("line 3"), std::string::npos) << f;
+  EXPECT_NE(f.find("NPU key"), std::string::npos) << f;
+  const auto g = HwConfig::defaults({"device=gpu", "gpu.num_sms=10"});
+  for (const auto& [k, v] : g.resolved()) EXPECT_TRUE(k.rfind("gpu.", 0) == 0 || k == "name" || k == "clock_mhz" || k == "device") << k;
+}
+
 TEST(HwConfig, ZeroRatesAndOutOfRangeValuesAreRefusedNamingKeyValueRangeAndSource) {
   // Each of these was once accepted and gave nonsense (1/0 rates, overflowing cycle counts).
   for (const char* set : {"npu.pe_array.macs_per_pe_cycle.int8=0", "npu.vector.stages.pre_cal.vectors_per_cycle=0",
                           "npu.vector.stages.lut_group.vectors_per_cycle=0", "npu.l2.bytes_per_cycle=0",
                           "npu.pe_array.channel_align=0", "memory.dram.bandwidth_gbps=1e-300",
                           "memory.dram.latency_ns=1e300", "clock_mhz=1e308", "npu.pe_array.rows=1000000000000",
-                          "gpu.task_overhead_cycles=1e300", "npu.l2.weight_share=1", "gpu.hbm.efficiency=0"}) {
+                          "npu.l2.weight_share=1", "npu.dma.setup_cycles=1e300"}) {
     const std::string e = error_of([&] { HwConfig::defaults({set}); });
     const std::string key = std::string(set).substr(0, std::string(set).find('='));
     EXPECT_NE(e.find("--set"), std::string::npos) << set << ": " << e;
@@ -102,7 +113,10 @@ TEST(HwConfig, SetNeedsKnownPathAndEquals) {
 
 TEST(HwConfig, ResolvedListsEverySchemaKeyOnceAndMarkdownDocumentsThem) {
   const auto c = HwConfig::defaults();
-  EXPECT_EQ(c.resolved().size(), schema().size());
+  size_t npu_keys = 0;
+  for (const auto& p : schema()) npu_keys += param_applies(p.path, "npu");
+  EXPECT_EQ(c.resolved().size(), npu_keys);
+  for (const auto& [k, v] : c.resolved()) EXPECT_NE(k.rfind("gpu.", 0), 0u) << k;
   const std::string md = schema_markdown();
   for (const auto& p : schema()) EXPECT_NE(md.find("`" + p.path + "`"), std::string::npos) << p.path;
 }
