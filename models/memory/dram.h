@@ -1,4 +1,4 @@
-// Simple DRAM model (memory.dram.model: simple): one shared data bus served first come, first
+// DRAM model: channel buses of bandwidth / channels, each served first come, first
 // served. Timing in models/memory/dram_timing.h; contract there. Contention between DMA
 // channels emerges from the shared bus (a RateServer, models/kernel).
 #pragma once

@@ -103,7 +103,6 @@ std::vector<ParamDecl> build_schema() {
        "keep a layer's output in L2 for its consumers when it fits; else spill to DRAM", {}},
 
       // DRAM (models/memory/dram_timing.h)
-      {"memory.dram.model", T::String, "simple", "", "DRAM model: simple = bandwidth + latency server", {"simple"}},
       {"memory.dram.bandwidth_gbps", T::Double, "32", "GB/s", "sustained bandwidth (1 GB = 1e9 B)", {}},
       {"memory.dram.latency_ns", T::Double, "100", "ns", "first-byte latency of a transfer", {}},
       {"memory.dram.channels", T::Int, "2", "channels", "channels; a transfer is interleaved over all of them", {}},
