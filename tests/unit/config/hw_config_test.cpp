@@ -82,7 +82,7 @@ TEST(HwConfig, ZeroRatesAndOutOfRangeValuesAreRefusedNamingKeyValueRangeAndSourc
                           "npu.vector.stages.lut_group.vectors_per_cycle=0", "npu.l2.bytes_per_cycle=0",
                           "npu.pe_array.channel_align=0", "memory.dram.bandwidth_gbps=1e-300",
                           "memory.dram.latency_ns=1e300", "clock_mhz=1e308", "npu.pe_array.rows=1000000000000",
-                          "npu.l2.weight_share=1", "npu.dma.setup_cycles=1e300"}) {
+                          "npu.l2.weight_share=1", "npu.dma.setup_cycles=4000000000000"}) {
     const std::string e = error_of([&] { HwConfig::defaults({set}); });
     const std::string key = std::string(set).substr(0, std::string(set).find('='));
     EXPECT_NE(e.find("--set"), std::string::npos) << set << ": " << e;
