@@ -12,10 +12,16 @@
 
 namespace npusim::models {
 
+// What the units measured for one job (command): when it ran and what the shared resources
+// served it. Reports are written from these records (sim/report), not from the mapper's plan.
 struct JobRecord {
   int64_t start_cycle = -1;
   int64_t end_cycle = -1;
-  int channel = 0;  // queue/track within the unit
+  int channel = 0;               // queue/track within the unit
+  int64_t dram_bytes = 0;        // bytes the DRAM model served for it
+  int64_t l2_bytes = 0;          // bytes it moved through the L2 port
+  int64_t port_wait_cycles = 0;  // cycles beyond its own latency spent waiting for the L2 port
+  int64_t dram_wait_cycles = 0;  // cycles beyond its channel's own rate spent waiting for DRAM
 };
 
 class Scoreboard {
@@ -42,6 +48,7 @@ class Scoreboard {
   sc_core::sc_time cycles(int64_t n) const { return m_clock.cycles(n); }
   const Clock& clock() const { return m_clock; }
   const std::vector<JobRecord>& records() const { return m_records; }
+  JobRecord& record(int id) { return m_records[static_cast<size_t>(id)]; }
   bool all_done() const {
     for (bool b : m_done)
       if (!b) return false;

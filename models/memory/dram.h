@@ -24,8 +24,9 @@ class Dram : public sc_core::sc_module {
  public:
   Dram(sc_core::sc_module_name name, const DramParams& p, Scoreboard& sb)
       : sc_module(name), m_params(p), m_sb(sb), m_channels(static_cast<size_t>(std::max<int64_t>(1, p.channels))) {}
-  // Called from a DMA thread: blocks until the transfer's data has arrived.
-  void transfer(int64_t bytes, int64_t segments, bool write) {
+  // Called from a DMA thread: blocks until the transfer's data has arrived; returns the bytes
+  // served.
+  int64_t transfer(int64_t bytes, int64_t segments, bool write) {
     const int64_t now = m_sb.now_cycles();
     // Its bursts go to the channels that are free first (ties: lowest index); it is done when
     // the last of them is.
@@ -39,6 +40,7 @@ class Dram : public sc_core::sc_module {
     m_stats.transfers++;
     (write ? m_stats.bytes_written : m_stats.bytes_read) += bytes;
     sc_core::wait(m_sb.cycles(done - now + m_params.latency_cycles));
+    return bytes;
   }
   const DramStats& stats() const { return m_stats; }
 

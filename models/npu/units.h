@@ -54,10 +54,13 @@ class QueueUnit : public sc_core::sc_module {
   UnitStats m_stats;
 };
 
-// Waits until both the unit's own latency and its L2 port traffic are done.
-inline void wait_unit_and_port(Scoreboard& sb, L2Buffer& l2, int64_t own_cycles, int64_t l2_bytes) {
+// Waits until both the unit's own latency and its L2 port traffic are done; records both.
+inline void wait_unit_and_port(Scoreboard& sb, L2Buffer& l2, int id, int64_t own_cycles, int64_t l2_bytes) {
   const int64_t now = sb.now_cycles();
   const int64_t port_done = l2.reserve(l2_bytes);
+  JobRecord& rec = sb.record(id);
+  rec.l2_bytes += l2_bytes;
+  rec.port_wait_cycles += std::max<int64_t>(0, port_done - now - own_cycles);
   sc_core::wait(sb.cycles(std::max(own_cycles, port_done - now)));
 }
 
@@ -68,7 +71,7 @@ class PeArray : public QueueUnit<PeTile> {
   PeArray(sc_core::sc_module_name name, const PeArrayParams& p, Scoreboard& sb, L2Buffer& l2,
           std::vector<Job<PeTile>> jobs)
       : QueueUnit(name, sb, {std::move(jobs)}, [p, &sb, &l2](const Job<PeTile>& j) {
-          wait_unit_and_port(sb, l2, pe_tile_timing(p, j.payload).total_cycles, j.payload.in_bytes + j.payload.out_bytes);
+          wait_unit_and_port(sb, l2, j.id, pe_tile_timing(p, j.payload).total_cycles, j.payload.in_bytes + j.payload.out_bytes);
         }) {}
 };
 
@@ -78,7 +81,7 @@ class VectorProcessor : public QueueUnit<VpTile> {
   VectorProcessor(sc_core::sc_module_name name, const VpParams& p, Scoreboard& sb, L2Buffer& l2,
                   std::vector<Job<VpTile>> jobs)
       : QueueUnit(name, sb, {std::move(jobs)}, [p, &sb, &l2](const Job<VpTile>& j) {
-          wait_unit_and_port(sb, l2, vp_command_cycles(p, j.payload), j.payload.l2_bytes);
+          wait_unit_and_port(sb, l2, j.id, vp_command_cycles(p, j.payload), j.payload.l2_bytes);
         }) {}
 };
 
@@ -92,10 +95,15 @@ class Dma : public QueueUnit<DmaTransfer> {
           sc_core::wait(sb.cycles(p.setup_cycles));
           const int64_t t0 = sb.now_cycles();
           const int64_t port_done = l2.reserve(j.payload.bytes);
+          JobRecord& rec = sb.record(j.id);
+          rec.l2_bytes += j.payload.bytes;
           if (j.payload.kind != DmaKind::L2ToWeightBuffer)  // on-chip moves never reach DRAM
-            dram.transfer(j.payload.bytes, j.payload.segments, j.payload.kind == DmaKind::StoreActivations);
-          const int64_t own = std::max(dma_channel_cycles(p, j.payload), port_done - t0);
+            rec.dram_bytes += dram.transfer(j.payload.bytes, j.payload.segments, j.payload.kind == DmaKind::StoreActivations);
+          const int64_t channel = dma_channel_cycles(p, j.payload);
+          const int64_t own = std::max(channel, port_done - t0);
           const int64_t spent = sb.now_cycles() - t0;
+          rec.dram_wait_cycles += std::max<int64_t>(0, spent - channel);
+          rec.port_wait_cycles += std::max<int64_t>(0, port_done - t0 - std::max(channel, spent));
           if (own > spent) sc_core::wait(sb.cycles(own - spent));
         }) {}
 };

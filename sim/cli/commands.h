@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace CLI { class App; }
-namespace npusim::ir { struct Graph; }
+namespace npusim::ir { struct Graph; struct System; }
 namespace npusim::config { class HwConfig; }
 
 namespace npusim::cli {
@@ -22,6 +22,8 @@ struct RunOptions {
   bool quiet = false;
 };
 int run_npu(const RunOptions& o);
+// `sim --ir PIPELINE --hw SYSTEM` (run_system.cpp, docs/system.md): a multi-device pipeline.
+int run_system(const ir::System& sys, const RunOptions& o);
 // `sim --ir X` with a config whose `device` is gpu (run_gpu.cpp): the workload lowered to ARK's
 // op set, planned by ARK's DefaultPlanner and simulated on the GPU model (docs/gpu.md).
 int run_gpu_workload(const ir::Graph& g, const config::HwConfig& cfg, const RunOptions& o);
@@ -50,6 +52,7 @@ struct CompareTraceOptions {
 int run_compare_trace(const CompareTraceOptions& o);
 
 int run_config(bool markdown, const std::string& hw, const std::vector<std::string>& sets);
+int run_report_fields();  // `sim config --report-fields`: docs/reports.md's table
 
 // `sim sweep` with its merge and report subcommands (run_sweep.cpp keeps their options): adds
 // them to app; the returned function runs the one parsed, or returns -1 if none was.

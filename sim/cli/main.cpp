@@ -53,6 +53,8 @@ static int sim_main(int argc, char** argv) {
   cfg_cmd->add_option("--hw", cfg_hw, "hardware description to resolve (default: schema defaults)");
   cfg_cmd->add_option("--set", cfg_sets, "override a hardware parameter (repeatable)");
   cfg_cmd->add_flag("--markdown", markdown, "print the schema as a Markdown table (docs/config.md)");
+  bool report_fields = false;
+  cfg_cmd->add_flag("--report-fields", report_fields, "print the per-layer report fields as a Markdown table (docs/reports.md)");
   auto run_sweep_cmd = cli::add_sweep_command(app);  // sim sweep [merge|report] (run_sweep.cpp)
   auto run_gpu_cmd = cli::add_gpu_command(app, run);  // --model/--plan, gpu-calibrate (run_gpu.cpp)
   cli::CheckCliOptions check;  // --check and friends, sim regress (run_check.cpp)
@@ -72,6 +74,7 @@ static int sim_main(int argc, char** argv) {
   try {
     if (zoo_cmd->parsed()) return cli::run_zoo(zoo);
     if (cmp_cmd->parsed()) return cli::run_compare_trace(cmp);
+    if (cfg_cmd->parsed() && report_fields) return cli::run_report_fields();
     if (cfg_cmd->parsed()) return cli::run_config(markdown, cfg_hw, cfg_sets);
     if (const int rc = run_sweep_cmd(); rc >= 0) return rc;
     if (const int rc = run_gpu_cmd(); rc >= 0) return rc;

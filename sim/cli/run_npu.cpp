@@ -40,6 +40,11 @@ int run_npu(const RunOptions& o) {
   return kOk;
 }
 
+int run_report_fields() {
+  std::cout << report::layer_fields_markdown();
+  return kOk;
+}
+
 int run_config(bool markdown, const std::string& hw, const std::vector<std::string>& sets) {
   if (markdown) {
     std::cout << config::schema_markdown();

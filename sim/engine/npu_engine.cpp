@@ -78,7 +78,8 @@ SimResult simulate_npu(const mapping::Program& prog, const config::HwConfig& cfg
   r.timings.resize(prog.commands.size());
   for (size_t i = 0; i < prog.commands.size(); ++i) {
     const auto& rec = top.sb.records()[i];
-    r.timings[i] = {rec.start_cycle, rec.end_cycle, rec.channel};
+    r.timings[i] = {rec.start_cycle, rec.end_cycle, rec.channel, rec.dram_bytes, rec.l2_bytes, rec.port_wait_cycles,
+                    rec.dram_wait_cycles};
     r.end_cycle = std::max(r.end_cycle, rec.end_cycle);
   }
   r.dram_bytes_read = top.dram.stats().bytes_read;

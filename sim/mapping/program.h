@@ -58,5 +58,7 @@ struct CommandTiming {
   int64_t start_cycle = 0;
   int64_t end_cycle = 0;
   int channel = 0;  // queue within the unit (DMA channel)
+  // What the models served (models/kernel/scoreboard.h: JobRecord).
+  int64_t dram_bytes = 0, l2_bytes = 0, port_wait_cycles = 0, dram_wait_cycles = 0;
 };
 }  // namespace npusim::mapping

@@ -34,10 +34,12 @@ RunReport build_report(const std::string& workload, const mapping::Program& prog
       case Unit::Host: row.pe_busy_cycles += 0; break;
       case Unit::Dma:
         row.dma_busy_cycles += d;
-        if (c.dma.kind != models::DmaKind::L2ToWeightBuffer)
-          (c.dma.kind == models::DmaKind::StoreActivations ? row.dram_write_bytes : row.dram_read_bytes) += c.dma.bytes;
+        (c.dma.kind == models::DmaKind::StoreActivations ? row.dram_write_bytes : row.dram_read_bytes) += t.dram_bytes;
+        row.dram_wait_cycles += t.dram_wait_cycles;
         break;
     }
+    row.l2_bytes += t.l2_bytes;
+    row.port_wait_cycles += t.port_wait_cycles;
     // A layer's time ends with its last compute, activation load or store; weight prefetch
     // is charged to the layer that waits for it.
     const bool prefetch = c.unit == Unit::Dma && c.dma.kind == models::DmaKind::LoadWeights;
@@ -190,30 +192,68 @@ nlohmann::json to_json(const RunReport& r) {
                  {"pe_utilization", r.pe_utilization}, {"dram_read_bytes", r.dram_read_bytes},
                  {"dram_write_bytes", r.dram_write_bytes}, {"energy_uj", r.energy_uj}};
   nlohmann::json layers = nlohmann::json::array();
-  for (const auto& l : r.layers)
-    layers.push_back({{"layer_index", l.layer_index}, {"name", l.name}, {"op", l.op}, {"device", l.device},
-                      {"start_cycle", l.start_cycle}, {"end_cycle", l.end_cycle}, {"cycles", l.cycles},
-                      {"share", l.share}, {"pe_busy_cycles", l.pe_busy_cycles}, {"vp_busy_cycles", l.vp_busy_cycles},
-                      {"dma_busy_cycles", l.dma_busy_cycles}, {"stall_cycles", l.stall_cycles}, {"macs", l.macs},
-                      {"pe_utilization", l.pe_utilization}, {"dram_read_bytes", l.dram_read_bytes},
-                      {"dram_write_bytes", l.dram_write_bytes}, {"row_tiles", l.row_tiles}, {"k_chunks", l.k_chunks},
-                      {"batch_groups", l.batch_groups},
-                      {"bound", l.bound}, {"energy_uj", l.energy_uj}});
+  for (const auto& l : r.layers) {
+    nlohmann::json row;
+    for (const auto& f : layer_fields()) row[f.name] = f.value(l);
+    layers.push_back(row);
+  }
   j["layers"] = layers;
   return j;
 }
 
 std::string to_csv(const RunReport& r) {
   std::ostringstream o;
-  o << "layer_index,name,op,device,start_cycle,end_cycle,cycles,share,pe_busy_cycles,vp_busy_cycles,"
-       "dma_busy_cycles,stall_cycles,macs,pe_utilization,dram_read_bytes,dram_write_bytes,row_tiles,k_chunks,batch_groups,bound,"
-       "energy_uj\n";
-  for (const auto& l : r.layers)
-    o << l.layer_index << ',' << l.name << ',' << l.op << ',' << l.device << ',' << l.start_cycle << ','
-      << l.end_cycle << ',' << l.cycles << ',' << fmt("%.6f", l.share) << ',' << l.pe_busy_cycles << ','
-      << l.vp_busy_cycles << ',' << l.dma_busy_cycles << ',' << l.stall_cycles << ',' << l.macs << ','
-      << fmt("%.6f", l.pe_utilization) << ',' << l.dram_read_bytes << ',' << l.dram_write_bytes << ','
-      << l.row_tiles << ',' << l.k_chunks << ',' << l.batch_groups << ',' << l.bound << ',' << fmt("%.6f", l.energy_uj) << '\n';
+  const auto& fields = layer_fields();
+  for (size_t i = 0; i < fields.size(); ++i) o << (i ? "," : "") << fields[i].name;
+  o << "\n";
+  for (const auto& l : r.layers) {
+    for (size_t i = 0; i < fields.size(); ++i) {
+      const nlohmann::json v = fields[i].value(l);
+      o << (i ? "," : "");
+      if (v.is_string()) o << v.get<std::string>();
+      else if (fields[i].fraction) o << fmt("%.6f", v.get<double>());
+      else o << v.dump();
+    }
+    o << "\n";
+  }
+  return o.str();
+}
+
+const std::vector<LayerField>& layer_fields() {
+  using J = nlohmann::json;
+  static const std::vector<LayerField> f = {
+      {"layer_index", "", "position of the op in the workload", [](const LayerRow& l) { return J(l.layer_index); }},
+      {"name", "", "the op's name in the workload", [](const LayerRow& l) { return J(l.name); }},
+      {"op", "", "the op kind (sim/ir/graph.h: conv2d, matmul, softmax, ...)", [](const LayerRow& l) { return J(l.op); }},
+      {"device", "", "npu, or cpu for host layers", [](const LayerRow& l) { return J(l.device); }},
+      {"start_cycle", "cycles", "first command of the layer starts", [](const LayerRow& l) { return J(l.start_cycle); }},
+      {"end_cycle", "cycles", "last command of the layer ends", [](const LayerRow& l) { return J(l.end_cycle); }},
+      {"cycles", "cycles", "NPU time charged to the layer (compute frontier; NPU layers add up to the total)", [](const LayerRow& l) { return J(l.cycles); }},
+      {"share", "fraction", "cycles / total NPU cycles", [](const LayerRow& l) { return J(l.share); }, true},
+      {"pe_busy_cycles", "cycles", "PE array busy on this layer (measured by the unit)", [](const LayerRow& l) { return J(l.pe_busy_cycles); }},
+      {"vp_busy_cycles", "cycles", "vector processor busy on this layer", [](const LayerRow& l) { return J(l.vp_busy_cycles); }},
+      {"dma_busy_cycles", "cycles", "DMA channels busy on this layer (summed over channels)", [](const LayerRow& l) { return J(l.dma_busy_cycles); }},
+      {"stall_cycles", "cycles", "cycles minus PE and VP busy time (waiting on memory)", [](const LayerRow& l) { return J(l.stall_cycles); }},
+      {"macs", "MAC", "multiply-accumulates", [](const LayerRow& l) { return J(l.macs); }},
+      {"pe_utilization", "fraction", "macs / (cycles x peak MAC/cycle)", [](const LayerRow& l) { return J(l.pe_utilization); }, true},
+      {"dram_read_bytes", "bytes", "weights and activation loads, as served by the DRAM model", [](const LayerRow& l) { return J(l.dram_read_bytes); }},
+      {"dram_write_bytes", "bytes", "stores and spills, as served by the DRAM model", [](const LayerRow& l) { return J(l.dram_write_bytes); }},
+      {"l2_bytes", "bytes", "bytes moved through the L2 port by the layer's commands (counted by the L2 model)", [](const LayerRow& l) { return J(l.l2_bytes); }},
+      {"port_wait_cycles", "cycles", "time the layer's commands waited for the shared L2 port beyond their own latency", [](const LayerRow& l) { return J(l.port_wait_cycles); }},
+      {"dram_wait_cycles", "cycles", "DMA time waiting for DRAM (bandwidth shared, latency) beyond the channel's own rate", [](const LayerRow& l) { return J(l.dram_wait_cycles); }},
+      {"row_tiles", "", "row tiles of the mapping (summed over batch groups)", [](const LayerRow& l) { return J(l.row_tiles); }},
+      {"k_chunks", "", "output-channel chunks of the mapping", [](const LayerRow& l) { return J(l.k_chunks); }},
+      {"batch_groups", "", "groups of images the layer ran on (docs/mapping.md#batch-groups)", [](const LayerRow& l) { return J(l.batch_groups); }},
+      {"bound", "", "compute, memory, vector or host", [](const LayerRow& l) { return J(l.bound); }},
+      {"energy_uj", "uJ", "MACs, DRAM and SRAM bytes times the energy.* coefficients (0 when unset)", [](const LayerRow& l) { return J(l.energy_uj); }, true},
+  };
+  return f;
+}
+
+std::string layer_fields_markdown() {
+  std::ostringstream o;
+  o << "| field | unit | meaning |\n|---|---|---|\n";
+  for (const auto& f : layer_fields()) o << "| `" << f.name << "` | " << f.unit << " | " << f.meaning << " |\n";
   return o.str();
 }
 

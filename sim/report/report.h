@@ -21,7 +21,10 @@ struct LayerRow {
   int64_t pe_busy_cycles = 0, vp_busy_cycles = 0, dma_busy_cycles = 0, stall_cycles = 0;
   int64_t macs = 0;
   double pe_utilization = 0;   // macs / (cycles * peak MAC/cycle)
-  int64_t dram_read_bytes = 0, dram_write_bytes = 0;
+  int64_t dram_read_bytes = 0, dram_write_bytes = 0;  // served by the DRAM model
+  int64_t l2_bytes = 0;          // moved through the L2 port (counted by the L2 model)
+  int64_t port_wait_cycles = 0;  // unit time spent waiting for the L2 port
+  int64_t dram_wait_cycles = 0;  // DMA time spent waiting for DRAM beyond the channel's rate
   int row_tiles = 1, k_chunks = 1, batch_groups = 1;
   std::string bound;           // compute / memory / vector / host
   double energy_uj = 0;
@@ -44,6 +47,19 @@ struct RunReport {
 
 RunReport build_report(const std::string& workload, const mapping::Program& prog,
                        const std::vector<mapping::CommandTiming>& timings, const config::HwConfig& cfg);
+
+// One field of a layer row: its name in JSON and CSV, unit, meaning and value. Every writer
+// (JSON, CSV, sweep rows, docs/reports.md) reads this one table.
+struct LayerField {
+  const char* name;
+  const char* unit;
+  const char* meaning;
+  nlohmann::json (*value)(const LayerRow&);
+  bool fraction = false;  // CSV prints it with 6 decimals
+};
+const std::vector<LayerField>& layer_fields();
+// The Markdown table of layer fields (docs/reports.md).
+std::string layer_fields_markdown();
 
 std::string format_table(const RunReport& r);
 nlohmann::json to_json(const RunReport& r);

@@ -13,6 +13,14 @@ TEST(Cli, ConfigDocIsGeneratedFromTheSchema) {
   EXPECT_NE(doc.find(r.output), std::string::npos) << "docs/config.md is stale: regenerate with `build/sim config --markdown`";
 }
 
+TEST(Cli, ReportFieldsDocIsGeneratedFromTheFieldTable) {
+  auto r = run_sim("config --report-fields");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("| `l2_bytes` |"), std::string::npos) << r.output;
+  const std::string doc = read_text(source_dir() + "/docs/reports.md");
+  EXPECT_NE(doc.find(r.output), std::string::npos) << "docs/reports.md is stale: regenerate with `build/sim config --report-fields`";
+}
+
 TEST(Cli, ConfigListsResolvedValuesWithOverrides) {
   auto r = run_sim("config --hw '" + source_dir() + "/configs/gemini_zebu.yaml' --set npu.pe_array.rows=32");
   ASSERT_EQ(r.exit_code, 0) << r.output;
