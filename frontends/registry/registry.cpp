@@ -10,6 +10,9 @@
 #include "frontends/ark/ark_reader.h"
 #include "frontends/ark/ark_to_ir.h"
 #include "frontends/frontend_ir/frontend_ir_reader.h"
+#include "frontends/onnx/onnx_reader.h"
+#include "frontends/pipeline/pipeline_reader.h"
+#include "frontends/tvm_mlf/tvm_mlf_reader.h"
 #include "sim/ir/error.h"
 
 namespace npusim::frontends {
@@ -55,6 +58,21 @@ std::vector<WorkloadReader>& registry() {
       {"frontend_ir", "Gemini Frontend IR: an object of layers with \"operation\" and \"layer_index\"",
        sniff_frontend_ir, read_frontend_ir_source},
       {"ark_model", "ARK model file: an object with \"Nodes\"", sniff_ark_model, read_ark_model_source},
+      {"onnx", "ONNX model: a protobuf ModelProto (.onnx)", [](const WorkloadSource& s) { return sniff_onnx(s.text()); },
+       [](const WorkloadSource& s) { return read_onnx_workload(s.text(), s.path()); }},
+      {"tvm_mlf", "TVM Model Library Format (.tar/.tar.gz or folder with metadata.json) or a GraphExecutor graph.json",
+       [](const WorkloadSource& s) { return sniff_tvm_mlf_bytes(s.text(), s.json()); },
+       [](const WorkloadSource& s) {
+         return s.looks_like_json() ? read_tvm_graph_json(s.json_or_throw(), s.path()).graph : read_tvm_mlf(s.path());
+       }},
+      // A pipeline is a multi-device system, not one graph: `sim --ir` runs it on a system
+      // config before the registry is asked (sim/cli/run_npu.cpp); elsewhere it is an error.
+      {"pipeline", "multi-device pipeline (devices, tensors, supertasks): runs with --hw SYSTEM.yaml",
+       [](const WorkloadSource& s) { return s.json() && pipeline::sniff_pipeline(*s.json()); },
+       [](const WorkloadSource& s) -> ir::Graph {
+         throw InputError(s.path(), "", "a multi-device pipeline runs as `sim --ir PIPELINE --hw SYSTEM.yaml` (docs/system.md), "
+                                        "not as a single workload here");
+       }},
   };
   return r;
 }
@@ -171,10 +189,16 @@ ir::Graph read_workload(const WorkloadSource& src, const std::string& format) {
   return g;
 }
 
-ir::Graph read_workload(const std::string& path, const std::string& format) {
+ir::Graph read_workload(const std::string& path, const std::string& format, const std::string& module) {
   // An unknown --format is reported before the file is read.
   if (!format.empty() && !find_workload_reader(format))
     throw InputError("--format", format, "unknown workload format; valid: " + workload_format_names());
+  // A TVM Model Library Format folder, or a module picked from an archive (--module).
+  std::error_code ec;
+  const bool dir = std::filesystem::is_directory(path, ec);
+  if ((dir || !module.empty()) && (format.empty() || format == "tvm_mlf") && sniff_tvm_mlf(path))
+    return read_tvm_mlf(path, module);
+  if (!module.empty()) throw InputError("--module", module, "only TVM Model Library Format archives have modules");
   return read_workload(WorkloadSource(path), format);
 }
 

@@ -68,7 +68,9 @@ std::string sniff_workload(const WorkloadSource& src);
 // no reader recognizes (path: "not a workload format npusim reads; tried: ..."); a missing
 // file or a directory (path: "cannot open: ..."); and anything the reader finds (file + JSON
 // pointer). The graph has passed ir::validate; graph.format names the reader.
-ir::Graph read_workload(const std::string& path, const std::string& format = "");
+// `module`: a TVM Model Library Format archive's module (--module); a folder is read as an
+// MLF directory.
+ir::Graph read_workload(const std::string& path, const std::string& format = "", const std::string& module = "");
 ir::Graph read_workload(const WorkloadSource& src, const std::string& format = "");
 
 }  // namespace npusim::frontends

@@ -1,6 +1,7 @@
 #include "models/functional/elementwise.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/ir/error.h"
 
@@ -27,8 +28,9 @@ float apply(float x, float y, BinaryOp op) {
     case BinaryOp::Add: return x + y;
     case BinaryOp::Sub: return x - y;
     case BinaryOp::Mul: return x * y;
-    case BinaryOp::Max: return x > y ? x : y;
-    case BinaryOp::Min: return x < y ? x : y;
+    case BinaryOp::Max: return std::isnan(x) || std::isnan(y) ? x + y : (x > y ? x : y);  // NaN propagates (np.maximum)
+    case BinaryOp::Min: return std::isnan(x) || std::isnan(y) ? x + y : (x < y ? x : y);
+    case BinaryOp::Div: return x / y;
   }
   return x;
 }

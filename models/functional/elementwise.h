@@ -8,7 +8,8 @@
 
 namespace npusim::functional {
 
-enum class BinaryOp { Add, Sub, Mul, Max, Min };
+// Max / Min: a NaN operand gives NaN (np.maximum). Div: IEEE (x/0 = +-inf, 0/0 = NaN).
+enum class BinaryOp { Add, Sub, Mul, Max, Min, Div };
 
 // NumPy broadcast of two shapes (right-aligned; each dim equal or 1); nullopt with `why` when
 // they do not broadcast. A rank-0 shape broadcasts to anything.

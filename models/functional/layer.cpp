@@ -1,12 +1,18 @@
 #include "models/functional/layer.h"
 
+#include <cmath>
 #include <optional>
 
+#include "models/functional/activations.h"
 #include "models/functional/conv.h"
 #include "models/functional/elementwise.h"
 #include "models/functional/fp_round.h"
+#include "models/functional/matmul.h"
+#include "models/functional/movement.h"
+#include "models/functional/normalization.h"
 #include "models/functional/pool.h"
 #include "models/functional/quant.h"
+#include "models/functional/reduce.h"
 #include "models/functional/vp_stages.h"
 #include "sim/ir/error.h"
 
@@ -240,6 +246,245 @@ class LayerRun {
     return y;
   }
 
+
+  // ---- npusim extension ops (docs/functional.md#npusim-extension-ops) ----
+
+  // The IR's shape and attribute rules of the op (sim/ir/op_rules.cpp), as InputErrors under
+  // this layer, so the kernels below only see consistent shapes.
+  void check_ir_rules() const {
+    if (!m_l.pointer.empty()) return ir::check_op(m_l, m_file);
+    ir::Layer named = m_l;
+    named.pointer = m_where;
+    ir::check_op(named, m_file);
+  }
+
+  // Input i as real values: an integer input is dequantized with input_scale<i+1> and
+  // input_zero_point<i+1> (inputs 1 and 2) when quant_info gives the scale, as real_input;
+  // without a scale it is taken as its integers.
+  Tensor real_ext(size_t i) const {
+    Tensor x = m_in[i];
+    if (!is_integer_dtype(in_dtype(i))) return x;
+    x.dtype = ir::DType::Float32;
+    const ir::QuantInfo& q = m_l.gemini.quant;
+    const std::optional<double> s = i == 0 ? q.input_scale1 : i == 1 ? q.input_scale2 : std::nullopt;
+    const std::optional<double> z = i == 0 ? q.input_zero_point1 : i == 1 ? q.input_zero_point2 : std::nullopt;
+    if (!s) return x;
+    const float sf = static_cast<float>(*s), zf = static_cast<float>(z.value_or(0.0));
+    for (float& v : x.data) {
+      float t = v + zf;  // exact: integers
+      v = t * sf;
+    }
+    return x;
+  }
+
+  // A computed result: quant_info / rounding / saturation to output_dtypes[0] (finish_plain),
+  // and the layer's output shape.
+  Tensor finish_ext(Tensor y) const { return check_output(finish_plain(std::move(y)), false); }
+
+  // Moved values into dtype `to`: unchanged when it is the input's, else rounded to a float
+  // format or rounded half away from zero and saturated to an integer dtype (as reshape).
+  static Tensor convert(Tensor y, ir::DType from, ir::DType to) {
+    if (to != from)
+      for (float& v : y.data)
+        v = is_integer_dtype(to) ? saturate(round_value(v, RoundMode::HalfAwayFromZero), to) : round_to_float_dtype(v, to);
+    y.dtype = to;
+    return y;
+  }
+  Tensor finish_moved(Tensor y, size_t out = 0) const {
+    const ir::DType to = out < m_l.output_dtypes.size() ? m_l.output_dtypes[out] : in_dtype(0);
+    y = convert(std::move(y), in_dtype(0), to);
+    if (out < m_l.output_shapes.size() && y.shape != m_l.output_shapes[out])
+      fail("output_shape/" + std::to_string(out), "computes " + ir::shape_str(y.shape) + " but the layer says " + ir::shape_str(m_l.output_shapes[out]));
+    return y;
+  }
+
+  // matmul / batch_matmul: A is input 1; B is params k (a weight) or input 2; the optional
+  // bias (N values) is params b or input 3.
+  Tensor gemm() const {
+    check_inputs(1);
+    const int64_t n = m_l.output_shapes.at(0).back();
+    Tensor a = real_ext(0), b;
+    std::optional<double> b_scale;  // per-tensor scale of an integer B, for an integer bias
+    std::vector<double> k_scales;   // per-N scales of integer weights k
+    if (auto it = m_params.find("k"); it != m_params.end()) {
+      const Tensor& k = it->second;
+      if (m_l.input_shapes.size() > 1 && k.shape != m_l.input_shapes[1])
+        fail("input_shape/1", "weights are " + k.describe() + ", the layer expects " + ir::shape_str(m_l.input_shapes[1]));
+      b = k;
+      if (is_integer_dtype(k.dtype)) {
+        k_scales = k_scale(n);
+        const int64_t kk = m_l.transpose_b ? k.shape.back() : k.shape[k.shape.size() - 2];
+        for (int64_t i = 0; i < b.size(); ++i) {
+          const int64_t col = m_l.transpose_b ? (i / kk) % n : i % n;
+          b.data[i] = static_cast<float>(k.data[i] * k_scales[col]);
+        }
+        b.dtype = ir::DType::Float32;
+      }
+    } else {
+      if (m_in.size() < 2) fail("file_list", std::string(ir::op_name(m_l.op)) + " needs B: input_activation2 or weights k");
+      b = real_ext(1);
+      if (is_integer_dtype(in_dtype(1))) b_scale = m_l.gemini.quant.input_scale2.value_or(1.0);
+    }
+    std::optional<Tensor> bias;
+    if (auto it = m_params.find("b"); it != m_params.end()) bias = it->second;
+    else if (m_in.size() > 2) bias = m_in[2];
+    if (bias) {
+      if (bias->size() != n)
+        fail("file_list/b", "bias " + bias->describe() + " has " + std::to_string(bias->size()) + " values for N = " + std::to_string(n));
+      if (is_integer_dtype(bias->dtype)) {  // ONNX QLinearMatMul / Conv: units of input_scale * weight scale
+        if (!m_l.gemini.quant.input_scale1) fail("quant_info/input_scale1", "an integer bias needs input_scale1");
+        if (k_scales.empty() && !b_scale) fail("file_list/b", "an integer bias needs integer weights with k_scale");
+        for (int64_t i = 0; i < n; ++i)
+          bias->data[i] = static_cast<float>(bias->data[i] * *m_l.gemini.quant.input_scale1 * (k_scales.empty() ? *b_scale : k_scales[i]));
+        bias->dtype = ir::DType::Float32;
+      }
+    }
+    return finish_ext(matmul(a, b, bias ? &*bias : nullptr, m_l.transpose_a, m_l.transpose_b));
+  }
+
+  Tensor binary_ext(BinaryOp op) const {
+    check_inputs(2);
+    return finish_ext(binary(real_ext(0), real_ext(1), op));
+  }
+
+  Tensor unary_ext(UnaryOp op) const {
+    check_inputs(1);
+    return finish_ext(unary(real_ext(0), op));
+  }
+
+  // Optional affine parameter `role` of a normalization: params (k = gamma, b = beta) or input i.
+  std::optional<Tensor> affine(const char* role, size_t i) const {
+    if (auto it = m_params.find(role); it != m_params.end()) return it->second;
+    if (m_in.size() > i) return real_ext(i);
+    return std::nullopt;
+  }
+
+  Tensor norm_ext() const {
+    check_inputs(1);
+    const Tensor x = real_ext(0);
+    if (m_l.op == ir::OpKind::Softmax) return finish_ext(softmax(x, m_l.axes.empty() ? -1 : m_l.axes[0]));
+    const std::vector<int64_t> axes = m_l.axes.empty() ? std::vector<int64_t>{-1} : m_l.axes;
+    const int64_t normalized = x.size() / ir::num_elements(reduce_output_shape(x.shape, axes, true));
+    const std::optional<Tensor> gamma = affine("k", 1);
+    std::optional<Tensor> beta;
+    if (m_l.op == ir::OpKind::LayerNorm) beta = affine("b", 2);
+    if (gamma && gamma->size() != normalized)
+      fail("file_list/k", "gamma " + gamma->describe() + " must have " + std::to_string(normalized) + " values (the normalized dims)");
+    if (beta && beta->size() != normalized)
+      fail("file_list/b", "beta " + beta->describe() + " must have " + std::to_string(normalized) + " values (the normalized dims)");
+    Tensor y = m_l.op == ir::OpKind::LayerNorm
+                   ? layer_norm(x, axes, m_l.epsilon, gamma ? &*gamma : nullptr, beta ? &*beta : nullptr)
+                   : rms_norm(x, axes, m_l.epsilon, gamma ? &*gamma : nullptr);
+    return finish_ext(std::move(y));
+  }
+
+  Tensor reduce_ext() const {
+    check_inputs(1);
+    const ReduceOp op = m_l.op == ir::OpKind::ReduceSum ? ReduceOp::Sum : m_l.op == ir::OpKind::ReduceMean ? ReduceOp::Mean : ReduceOp::Max;
+    return finish_ext(reduce(real_ext(0), m_l.axes, m_l.keepdims, op));
+  }
+
+  // int8 -> int8 with a new scale: real = (q + input_zero_point1) * input_scale1 when
+  // input_scale1 is given (else q), then quantized with output_scale / output_zero_point when
+  // output_scale is given (else rounded half away from zero and saturated). Without quant_info
+  // this is the identity with saturation to the output dtype.
+  Tensor requantize_ext() const {
+    check_inputs(1);
+    return finish_ext(real_ext(0));
+  }
+
+  Tensor gather_ext() const {
+    check_inputs(2);
+    const int64_t axis = m_l.axes.empty() ? 0 : m_l.axes[0];
+    if (auto e = gather_index_error(m_in[0].shape, axis, m_in[1]))
+      fail("file_list/input_activation2", "gather '" + m_l.name + "': " + *e);
+    return finish_moved(gather(m_in[0], m_in[1], axis));
+  }
+
+  Tensor movement_ext() const {
+    switch (m_l.op) {
+      case ir::OpKind::Transpose: check_inputs(1); return finish_moved(transpose(m_in[0], m_l.perm));
+      case ir::OpKind::Slice: check_inputs(1); return finish_moved(slice(m_in[0], m_l.starts, m_l.ends, m_l.steps));
+      case ir::OpKind::Pad: check_inputs(1); return finish_moved(pad(m_in[0], m_l.pads));
+      case ir::OpKind::Concat: {
+        check_inputs(m_l.input_shapes.size());
+        std::vector<Tensor> xs = m_in;
+        for (size_t i = 1; i < xs.size(); ++i) xs[i] = convert(std::move(xs[i]), in_dtype(i), in_dtype(0));
+        return finish_moved(concat(xs, m_l.axes.empty() ? 0 : m_l.axes[0]));
+      }
+      case ir::OpKind::Gather: return gather_ext();
+      default: break;
+    }
+    throw InternalError(std::string("movement_ext: ") + ir::op_name(m_l.op));
+  }
+
+  std::vector<Tensor> split_ext() const {
+    check_ir_rules();
+    check_inputs(1);
+    const int64_t axis = m_l.axes.empty() ? 0 : m_l.axes[0];
+    const size_t ax = static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(m_in[0].shape.size()) : axis);
+    std::vector<int64_t> sizes;
+    for (const ir::Shape& s : m_l.output_shapes) sizes.push_back(s.at(ax));
+    std::vector<Tensor> out = split(m_in[0], axis, sizes);
+    for (size_t k = 0; k < out.size(); ++k) out[k] = finish_moved(std::move(out[k]), k);
+    return out;
+  }
+
+  Tensor extension() const {
+    using ir::OpKind;
+    if (m_l.op == OpKind::Opaque) {
+      const std::string label = m_l.opaque_label.empty() ? m_l.name : m_l.opaque_label;
+      fail("operation", "opaque op '" + label + "' has no functional reference");
+    }
+    check_ir_rules();
+    switch (m_l.op) {
+      case OpKind::MatMul:
+      case OpKind::BatchMatMul: return gemm();
+      case OpKind::Sub: return binary_ext(BinaryOp::Sub);
+      case OpKind::Mul: return binary_ext(BinaryOp::Mul);
+      case OpKind::Div: return binary_ext(BinaryOp::Div);
+      case OpKind::Maximum: return binary_ext(BinaryOp::Max);
+      case OpKind::Minimum: return binary_ext(BinaryOp::Min);
+      case OpKind::Relu: return unary_ext(UnaryOp::Relu);
+      case OpKind::Relu6: return unary_ext(UnaryOp::Relu6);
+      case OpKind::Gelu: return unary_ext(UnaryOp::Gelu);
+      case OpKind::Silu: return unary_ext(UnaryOp::Silu);
+      case OpKind::Sigmoid: return unary_ext(UnaryOp::Sigmoid);
+      case OpKind::Tanh: return unary_ext(UnaryOp::Tanh);
+      case OpKind::Exp: return unary_ext(UnaryOp::Exp);
+      case OpKind::Sqrt: return unary_ext(UnaryOp::Sqrt);
+      case OpKind::Rsqrt: return unary_ext(UnaryOp::Rsqrt);
+      case OpKind::Neg: return unary_ext(UnaryOp::Neg);
+      case OpKind::Clip:
+        check_inputs(1);
+        return finish_ext(clip(real_ext(0), static_cast<float>(m_l.clip_min), static_cast<float>(m_l.clip_max)));
+      case OpKind::GlobalAvgPool2d:
+      case OpKind::GlobalMaxPool2d:
+        check_inputs(1);
+        return finish_ext(global_pool(real_ext(0), m_l.op == OpKind::GlobalMaxPool2d));
+      case OpKind::Softmax:
+      case OpKind::LayerNorm:
+      case OpKind::RmsNorm: return norm_ext();
+      case OpKind::ReduceSum:
+      case OpKind::ReduceMean:
+      case OpKind::ReduceMax: return reduce_ext();
+      case OpKind::Requantize: return requantize_ext();
+      case OpKind::Transpose:
+      case OpKind::Concat:
+      case OpKind::Slice:
+      case OpKind::Gather:
+      case OpKind::Pad: return movement_ext();
+      case OpKind::Split: return split_ext().at(0);
+      default: break;
+    }
+    fail("operation", std::string("no functional kernel for ") + ir::op_name(m_l.op));
+  }
+
+  std::vector<Tensor> run_all() const {
+    if (m_l.op == ir::OpKind::Split) return split_ext();
+    return {run()};
+  }
+
   Tensor run() const {
     switch (m_l.op) {
       case ir::OpKind::Conv2d: return conv();
@@ -250,9 +495,8 @@ class LayerRun {
       case ir::OpKind::Quantize:
       case ir::OpKind::Dequantize: return vp(1);
       case ir::OpKind::Reshape: return reshape_op();
-      default: break;  // the npusim extension ops have no functional kernel yet
+      default: return extension();  // the npusim extension ops
     }
-    fail("operation", std::string("no functional kernel for ") + ir::op_name(m_l.op));
   }
 
  private:
@@ -266,6 +510,10 @@ class LayerRun {
 
 Tensor run_layer(const ir::Layer& layer, const std::vector<Tensor>& inputs, const ParamMap& params) {
   return LayerRun(layer, inputs, params).run();
+}
+
+std::vector<Tensor> run_layer_outputs(const ir::Layer& layer, const std::vector<Tensor>& inputs, const ParamMap& params) {
+  return LayerRun(layer, inputs, params).run_all();
 }
 
 }  // namespace npusim::functional

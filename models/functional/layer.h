@@ -24,4 +24,11 @@ using ParamMap = std::map<std::string, Tensor>;
 // JSON pointer under layer.pointer.
 Tensor run_layer(const ir::Layer& layer, const std::vector<Tensor>& inputs, const ParamMap& params);
 
+// Every output of the layer in output order: one tensor for every op but split, which gives
+// one per output_shapes entry (output k in output_dtypes[k]). run_layer returns element 0.
+// The npusim extension ops (docs/functional.md#npusim-extension-ops) first pass the IR's shape
+// rules (ir::check_op); opaque has no reference: InputError at <layer>/operation
+// "opaque op '<label>' has no functional reference".
+std::vector<Tensor> run_layer_outputs(const ir::Layer& layer, const std::vector<Tensor>& inputs, const ParamMap& params);
+
 }  // namespace npusim::functional

@@ -1,5 +1,6 @@
 #include "sim/check/check.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -19,14 +20,32 @@ using functional::Tensor;
 using Clock = std::chrono::steady_clock;
 
 std::string role_of_input(size_t i) { return "input_activation" + std::to_string(i + 1); }
+std::string output_role(size_t k) { return "output_activation" + std::to_string(k + 1); }
+
+// The statistics of several outputs of one layer (split) as one: counts add up, maxima are
+// the largest, and it passes when every output passes.
+functional::CompareResult merge(const functional::CompareResult& a, const functional::CompareResult& b) {
+  functional::CompareResult r = a;
+  r.shape_match = a.shape_match && b.shape_match;
+  r.count += b.count;
+  r.mismatches += b.mismatches;
+  r.beyond_one += b.beyond_one;
+  r.out_of_tolerance += b.out_of_tolerance;
+  r.nan_mismatches += b.nan_mismatches;
+  r.max_abs_error = std::max(a.max_abs_error, b.max_abs_error);
+  r.max_units = std::max(a.max_units, b.max_units);
+  r.max_abs_expected = std::max(a.max_abs_expected, b.max_abs_expected);
+  r.pass = a.pass && b.pass;
+  return r;
+}
 
 class GraphChecker {
  public:
   GraphChecker(const ir::Graph& g, const CheckOptions& o) : m_g(g), m_o(o) {
     // How many layers read each output, so chained outputs are freed after their last use.
     for (const ir::Layer& l : g.layers)
-      for (const std::string& p : l.previous)
-        if (g.find(p)) ++m_readers[p];
+      for (size_t i = 0; i < l.previous.size(); ++i)
+        if (const std::string key = input_key(l, i); !key.empty()) ++m_readers[key];
   }
 
   LayerCheck run(const ir::Layer& l) {
@@ -40,21 +59,44 @@ class GraphChecker {
 
     std::vector<Tensor> inputs;
     std::string why_not;
-    if (collect_inputs(l, &inputs, &why_not)) {
+    if (l.op == ir::OpKind::Opaque) {
+      // Nothing to compute: skipped, counted apart (consumers read their golden inputs).
+      c.no_reference = true;
+      c.note = "no reference (opaque op '" + (l.opaque_label.empty() ? l.name : l.opaque_label) + "')";
+    } else if (collect_inputs(l, &inputs, &why_not)) {
       const functional::ParamMap params = load_params(l);
-      std::optional<Tensor> golden;
-      if (auto it = l.files.find("output_activation1"); it != l.files.end())
-        golden = load_activation(path(it->second), c.dtype, l.output_shapes.at(0), l.name + " output");
-      Tensor y = functional::run_layer(l, inputs, params);
+      // Golden output k is file_list's output_activation<k+1> (split has several).
+      const size_t n_out = std::max<size_t>(l.output_shapes.size(), 1);
+      std::vector<std::optional<Tensor>> golden(n_out);
+      bool any_golden = false;
+      for (size_t k = 0; k < n_out; ++k)
+        if (auto it = l.files.find(output_role(k)); it != l.files.end()) {
+          const ir::DType dt = k < l.output_dtypes.size() ? l.output_dtypes[k] : ir::DType::Float32;
+          golden[k] = load_activation(path(it->second), dt, l.output_shapes.at(k),
+                                      l.name + " output" + (k ? " " + std::to_string(k + 1) : ""));
+          any_golden = true;
+        }
+      std::vector<Tensor> ys = functional::run_layer_outputs(l, inputs, params);
       inputs.clear();
-      if (golden) {
-        c.cmp = functional::compare_tensors(y, *golden, c.dtype);
+      if (any_golden) {
+        bool first = true;
+        for (size_t k = 0; k < ys.size() && k < golden.size(); ++k) {
+          if (!golden[k]) continue;
+          const ir::DType dt = k < l.output_dtypes.size() ? l.output_dtypes[k] : ir::DType::Float32;
+          functional::CompareResult one = functional::compare_tensors(ys[k], *golden[k], dt);
+          c.cmp = first ? one : merge(c.cmp, one);
+          first = false;
+          if (!m_o.dump_dir.empty()) save_tensor(npy_path(m_o.dump_dir, l.files.at(output_role(k))), ys[k]);
+        }
         c.status = c.cmp.pass ? LayerStatus::Pass : LayerStatus::Fail;
-        if (!m_o.dump_dir.empty()) save_tensor(npy_path(m_o.dump_dir, l.files.at("output_activation1")), y);
       } else {
         c.note = "file_list names no output_activation1";
       }
-      if (m_o.chain && m_readers.count(l.name)) m_outputs[l.name] = std::move(y);
+      if (m_o.chain)
+        for (size_t k = 0; k < ys.size(); ++k) {
+          const std::string key = output_key(l, k);
+          if (m_readers.count(key)) m_outputs[key] = std::move(ys[k]);
+        }
     } else {
       c.note = why_not;
     }
@@ -66,6 +108,38 @@ class GraphChecker {
  private:
   std::string path(const std::string& name) const { return npy_path(m_o.npy_dir, name); }
 
+  // Chain-mode key of a layer's output k and of the producer output its input i reads: the
+  // tensor id when the graph has a tensor table, else the edge name ("<layer>" for output 0,
+  // "<layer>:<k>" for output k of a split). Empty for an input no layer produces.
+  std::string output_key(const ir::Layer& l, size_t k) const {
+    if (k < l.outputs.size()) return "#" + std::to_string(l.outputs[k]);
+    return k == 0 ? l.name : l.name + ":" + std::to_string(k);
+  }
+  std::string input_key(const ir::Layer& l, size_t i) const {
+    if (i < l.inputs.size()) {
+      const int id = l.inputs[i];
+      const bool produced = id >= 0 && static_cast<size_t>(id) < m_g.tensors.size() && m_g.tensor(id).producer >= 0;
+      return produced ? "#" + std::to_string(id) : "";
+    }
+    if (i < l.previous.size() && m_g.find(ir::edge_layer(l.previous[i]))) {
+      const int port = ir::edge_port(l.previous[i]);
+      return port == 0 ? ir::edge_layer(l.previous[i]) : l.previous[i];
+    }
+    return "";
+  }
+
+  // The file_list role that holds input i when no input_activation<i+1> does: k for a weight
+  // (gamma of a normalization, the table of a gather), b for a bias (beta), as the tensor table
+  // assigns them (sim/ir/validate.cpp). Empty if none.
+  std::string parameter_file(const ir::Layer& l, size_t i) const {
+    if (i >= l.inputs.size() || l.inputs[i] < 0 || static_cast<size_t>(l.inputs[i]) >= m_g.tensors.size()) return "";
+    const ir::TensorRole r = m_g.tensor(l.inputs[i]).role;
+    const char* key = r == ir::TensorRole::Weight ? "k" : r == ir::TensorRole::Bias ? "b" : nullptr;
+    if (!key) return "";
+    auto f = l.files.find(key);
+    return f == l.files.end() ? "" : f->second;
+  }
+
   // The activations in file_list order; PE layers whose weights come as `k` read only input 1.
   bool collect_inputs(const ir::Layer& l, std::vector<Tensor>* in, std::string* why_not) {
     const bool pe = ir::runs_on_pe_array(l.op);
@@ -74,7 +148,7 @@ class GraphChecker {
     for (size_t i = 0; i < n; ++i) {
       const ir::DType dt = i < l.input_dtypes.size() ? l.input_dtypes[i] : ir::DType::Float32;
       if (m_o.chain && i < l.previous.size()) {
-        auto it = m_outputs.find(l.previous[i]);
+        auto it = m_outputs.find(input_key(l, i));
         if (it != m_outputs.end()) {
           Tensor t = it->second;
           if (i < l.input_shapes.size() && t.shape != l.input_shapes[i] && ir::num_elements(l.input_shapes[i]) == t.size())
@@ -86,6 +160,10 @@ class GraphChecker {
       }
       auto f = l.files.find(role_of_input(i));
       if (f == l.files.end()) {
+        if (const std::string p = parameter_file(l, i); !p.empty() && !pe) {
+          in->push_back(load_constant(path(p)));
+          continue;
+        }
         *why_not = "file_list names no " + role_of_input(i);
         return false;
       }
@@ -106,9 +184,10 @@ class GraphChecker {
   }
 
   void release_inputs(const ir::Layer& l) {
-    for (const std::string& p : l.previous) {
-      auto it = m_readers.find(p);
-      if (it != m_readers.end() && --it->second == 0) m_outputs.erase(p);
+    for (size_t i = 0; i < l.previous.size(); ++i) {
+      const std::string key = input_key(l, i);
+      auto it = m_readers.find(key);
+      if (it != m_readers.end() && --it->second == 0) m_outputs.erase(key);
     }
   }
 
@@ -138,7 +217,10 @@ CheckReport check_graph(const ir::Graph& g, const CheckOptions& o) {
     switch (r.layers.back().status) {
       case LayerStatus::Pass: ++r.passed; break;
       case LayerStatus::Fail: ++r.failed; break;
-      case LayerStatus::Skipped: ++r.skipped; break;
+      case LayerStatus::Skipped:
+        ++r.skipped;
+        r.no_reference += r.layers.back().no_reference;
+        break;
     }
   }
   r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -147,8 +229,9 @@ CheckReport check_graph(const ir::Graph& g, const CheckOptions& o) {
 
 std::string check_summary(const CheckReport& r) {
   std::ostringstream o;
-  o << r.layers.size() << " layers: " << r.passed << " pass, " << r.failed << " fail, " << r.skipped << " skipped ("
-    << fmt("%.1f", r.seconds) << " s)";
+  o << r.layers.size() << " layers: " << r.passed << " pass, " << r.failed << " fail, " << r.skipped << " skipped";
+  if (r.no_reference > 0) o << " (" << r.no_reference << " no reference)";
+  o << " (" << fmt("%.1f", r.seconds) << " s)";
   return o.str();
 }
 

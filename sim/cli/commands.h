@@ -16,6 +16,7 @@ enum ExitCode { kOk = 0, kCheckFailed = 1, kBadInput = 2, kInternal = 3 };
 struct RunOptions {
   std::string ir;     // workload file (any registered format)
   std::string format; // --format: force a reader by name (empty: sniff the content)
+  std::string module; // --module: the module of a TVM Model Library Format archive
   std::string hw = "configs/npu.yaml";
   std::vector<std::string> sets;  // --set path=value
   std::string report_json, csv, trace;

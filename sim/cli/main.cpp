@@ -14,8 +14,11 @@ static int sim_main(int argc, char** argv) {
   CLI::App app{"npusim: performance simulator for neural-network accelerators"};
   app.require_subcommand(0, 1);
   cli::RunOptions run;
-  app.add_option("--ir", run.ir, "workload: Frontend IR or ARK model (.json); format found from the content");
-  app.add_option("--format", run.format, "read --ir as this format (frontend_ir, ark_model) instead of finding it from the content");
+  app.add_option("--ir", run.ir, "workload: Frontend IR, ARK model, ONNX, TVM Model Library Format (archive, folder or "
+                                 "graph.json) or a multi-device pipeline; format found from the content");
+  app.add_option("--format", run.format, "read --ir as this format (frontend_ir, ark_model, onnx, tvm_mlf, pipeline) "
+                                         "instead of finding it from the content");
+  app.add_option("--module", run.module, "the module to simulate from a TVM Model Library Format archive with several");
   app.add_option("--hw", run.hw, "hardware description: a YAML file or a shipped config's name (npu, gemini_zebu, gpu_h100...)")
       ->capture_default_str();
   app.add_option("--set", run.sets, "override a hardware parameter: path.to.key=value (repeatable)");

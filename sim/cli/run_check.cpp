@@ -28,7 +28,7 @@ void add_check_options(CLI::App& app, CheckCliOptions& o) {
 }
 
 int run_check(const RunOptions& run, const CheckCliOptions& o) {
-  const ir::Graph graph = frontends::read_workload(run.ir, run.format);
+  const ir::Graph graph = frontends::read_workload(run.ir, run.format, run.module);
   check::CheckOptions co;
   co.npy_dir = o.npy_dir.empty() ? std::filesystem::path(run.ir).parent_path().string() : o.npy_dir;
   co.chain = o.chain;

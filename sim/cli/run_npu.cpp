@@ -2,7 +2,9 @@
 #include <fstream>
 #include <iostream>
 
+#include "frontends/pipeline/pipeline_reader.h"
 #include "frontends/registry/registry.h"
+#include "sim/config/system_config.h"
 #include "sim/cli/commands.h"
 #include "sim/config/hw_config.h"
 #include "sim/engine/npu_engine.h"
@@ -22,8 +24,14 @@ void write_file(const std::string& path, const std::string& text) {
 }  // namespace
 
 int run_npu(const RunOptions& o) {
+  // A multi-device pipeline runs on a system (docs/system.md); everything else on one device.
+  if (o.format == "pipeline" || (o.format.empty() && frontends::pipeline::sniff_pipeline_file(o.ir)))
+    return run_system(frontends::pipeline::read_pipeline(o.ir), o);
+  if (config::is_system_config(o.hw))
+    throw InputError(o.hw, "system", "a system config runs multi-device pipelines (--ir PIPELINE.json); give one device's "
+                                     "config for '" + o.ir + "' (e.g. the config named in system.devices)");
   // Validate everything before simulating.
-  const ir::Graph graph = frontends::read_workload(o.ir, o.format);
+  const ir::Graph graph = frontends::read_workload(o.ir, o.format, o.module);
   const config::HwConfig cfg = config::HwConfig::load(o.hw, o.sets);
   if (cfg.get_string("device") == "gpu") {
     // An ARK model runs as itself (ARK's default plan), exactly as `sim --model` runs it.

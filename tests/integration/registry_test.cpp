@@ -44,9 +44,9 @@ TEST(Registry, ArkModelOnAGpuConfigIsExactlyTheModelRun) {
 TEST(Registry, FormatOptionAndUnreadableInputs) {
   const std::string hw = " --hw '" + source_dir() + "/configs/npu.yaml' -q";
   EXPECT_EQ(run_sim("--ir '" + ark_model() + "' --format ark_model" + hw).exit_code, 0);
-  auto r = run_sim("--ir '" + ark_model() + "' --format onnx" + hw);
+  auto r = run_sim("--ir '" + ark_model() + "' --format caffe" + hw);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("--format: onnx: unknown workload format; valid: frontend_ir, ark_model"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--format: caffe: unknown workload format; valid: frontend_ir, ark_model, onnx, tvm_mlf, pipeline"), std::string::npos) << r.output;
   r = run_sim("--ir '" + ark_model() + "' --format frontend_ir" + hw);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("/Rank"), std::string::npos) << r.output;

@@ -36,9 +36,9 @@ TEST(Registry, RegistersFrontendIrAndArkModel) {
     EXPECT_TRUE(r.sniff) << r.name;
     EXPECT_TRUE(r.read) << r.name;
   }
-  EXPECT_EQ(workload_format_names(), "frontend_ir, ark_model");
+  EXPECT_EQ(workload_format_names(), "frontend_ir, ark_model, onnx, tvm_mlf, pipeline");
   EXPECT_NE(find_workload_reader("ark_model"), nullptr);
-  EXPECT_EQ(find_workload_reader("onnx"), nullptr);
+  EXPECT_EQ(find_workload_reader("caffe"), nullptr);
   EXPECT_THROW(register_workload_reader({"ark_model", "again", nullptr, nullptr}), InternalError);
 }
 
@@ -55,6 +55,17 @@ TEST(Registry, SniffsEachFormatFromTheContent) {
   EXPECT_EQ(sniff_workload(WorkloadSource("x.json", R"([{"operation": "conv2d"}])")), "");
   EXPECT_EQ(sniff_workload(WorkloadSource("x.json", "ONNX\x08\x01")), "");
   EXPECT_EQ(sniff_workload(WorkloadSource("x.json", "{ broken")), "");
+  EXPECT_EQ(sniff_workload(WorkloadSource(std::string(NPUSIM_SOURCE_DIR) + "/examples/pipelines/tp2_mlp.json")), "pipeline");
+  EXPECT_EQ(sniff_workload(WorkloadSource(std::string(NPUSIM_SOURCE_DIR) + "/tests/data/tvm_mlf/v6.tar.gz")), "tvm_mlf");
+}
+
+TEST(Registry, TvmFoldersAndModulesAndPipelinesGoWhereTheyBelong) {
+  const std::string data = std::string(NPUSIM_SOURCE_DIR) + "/tests/data/tvm_mlf/";
+  EXPECT_EQ(read_workload(data + "v5").format, "tvm_mlf");  // a folder
+  EXPECT_EQ(read_workload(data + "v6.tar.gz").format, "tvm_mlf");
+  expect_input_error([&] { read_workload(frontend_ir_file(), "", "cnn"); }, "cnn", "only TVM Model Library Format archives have modules");
+  expect_input_error([&] { read_workload(std::string(NPUSIM_SOURCE_DIR) + "/examples/pipelines/tp2_mlp.json"); }, "",
+                     "multi-device pipeline");
 }
 
 TEST(Registry, ReadsAValidatedGraphOfEachFormat) {
@@ -87,8 +98,8 @@ TEST(Registry, AForcedFormatSkipsSniffing) {
 }
 
 TEST(Registry, AnUnknownFormatNameListsTheNames) {
-  std::string msg = expect_input_error([&] { read_workload(ark_model_file(), "onnx"); }, "onnx",
-                                       "unknown workload format; valid: frontend_ir, ark_model");
+  std::string msg = expect_input_error([&] { read_workload(ark_model_file(), "caffe"); }, "caffe",
+                                       "unknown workload format; valid: frontend_ir, ark_model, onnx, tvm_mlf, pipeline");
   EXPECT_EQ(msg.rfind("--format", 0), 0u) << msg;
   // Before the file is even opened.
   expect_input_error([&] { read_workload("/nonexistent/x.json", "tvm"); }, "tvm", "unknown workload format");

@@ -1,0 +1,149 @@
+// Reader of the `system:` section (docs/system.md#config). Every key is checked; unknown keys,
+// bad values and missing device files are InputErrors with file and line.
+#include "sim/config/system_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "sim/config/hw_paths.h"
+#include "sim/ir/error.h"
+
+namespace npusim::config {
+
+namespace {
+
+std::string at(const YAML::Node& n, const std::string& path) {
+  const auto m = n.Mark();
+  return m.line >= 0 ? path + " (line " + std::to_string(m.line + 1) + ")" : path;
+}
+
+YAML::Node load_yaml(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, "", "cannot open file");
+  try {
+    return YAML::Load(in);
+  } catch (const YAML::Exception& e) {
+    throw InputError(path, "line " + std::to_string(e.mark.line + 1), "malformed YAML: " + e.msg);
+  }
+}
+
+double positive(const YAML::Node& n, const std::string& file, const std::string& path, double hi) {
+  double v = 0;
+  try {
+    v = n.as<double>();
+  } catch (const YAML::Exception&) {
+    throw InputError(file, at(n, path), "expected a number, got '" + (n.IsScalar() ? n.Scalar() : std::string("a mapping or list")) + "'");
+  }
+  if (!(v > 0) || v > hi)
+    throw InputError(file, at(n, path), path + " = " + n.Scalar() + ": must be greater than 0 and at most " + std::to_string(hi));
+  return v;
+}
+
+void only_keys(const YAML::Node& n, const std::string& file, const std::string& path, const std::vector<std::string>& keys) {
+  if (!n.IsMap()) throw InputError(file, at(n, path), "expected a mapping of keys");
+  for (const auto& kv : n) {
+    const std::string k = kv.first.as<std::string>();
+    if (std::find(keys.begin(), keys.end(), k) == keys.end()) {
+      std::string list;
+      for (const auto& x : keys) list += (list.empty() ? "" : ", ") + x;
+      throw InputError(file, at(kv.first, path + "." + k), "unknown key; valid: " + list);
+    }
+  }
+}
+
+}  // namespace
+
+models::CollectiveAlgo SystemConfig::algorithm(const std::string& kind) const {
+  auto it = algorithms.find(kind);
+  if (it != algorithms.end()) return it->second;
+  return kind == "all_to_all" ? models::CollectiveAlgo::Pairwise
+         : kind == "broadcast" || kind == "reduce" || kind == "gather" ? models::CollectiveAlgo::Direct
+                                                                        : models::CollectiveAlgo::Ring;
+}
+
+bool is_system_config(const std::string& path) {
+  try {
+    const YAML::Node root = load_yaml(resolve_hw(path));
+    return root.IsMap() && root["system"];
+  } catch (const std::exception&) {
+    return false;  // not readable as YAML: HwConfig::load reports it
+  }
+}
+
+SystemConfig SystemConfig::load(const std::string& value) {
+  SystemConfig c;
+  c.source = resolve_hw(value);
+  const YAML::Node root = load_yaml(c.source);
+  only_keys(root, c.source, "", {"name", "system"});
+  c.name = root["name"] ? root["name"].as<std::string>() : std::filesystem::path(c.source).stem().string();
+  const YAML::Node sys = root["system"];
+  only_keys(sys, c.source, "system", {"devices", "link", "collectives", "host"});
+  // devices: a list of configs (file or shipped name), each optionally {config: X, count: N}.
+  const YAML::Node devs = sys["devices"];
+  if (!devs || !devs.IsSequence() || devs.size() == 0)
+    throw InputError(c.source, at(sys, "system.devices"), "expected a list of device configs (file or shipped name, or {config: X, count: N})");
+  const std::filesystem::path dir = std::filesystem::path(c.source).parent_path();
+  for (size_t i = 0; i < devs.size(); ++i) {
+    const YAML::Node d = devs[i];
+    const std::string where = "system.devices[" + std::to_string(i) + "]";
+    std::string cfg;
+    int64_t count = 1;
+    if (d.IsScalar()) {
+      cfg = d.Scalar();
+    } else {
+      only_keys(d, c.source, where, {"config", "count"});
+      if (!d["config"]) throw InputError(c.source, at(d, where), "missing key 'config'");
+      cfg = d["config"].as<std::string>();
+      if (d["count"]) count = static_cast<int64_t>(positive(d["count"], c.source, where + ".count", 4096));
+    }
+    // A relative file is relative to the system file; otherwise a shipped name.
+    const std::filesystem::path rel = dir / cfg;
+    const std::string path = std::filesystem::is_regular_file(rel) ? rel.string() : cfg;
+    HwConfig hw;
+    try {
+      hw = HwConfig::load(path);
+    } catch (const InputError& e) {
+      throw InputError(c.source, at(d, where), "device config: " + std::string(e.what()));
+    }
+    for (int64_t k = 0; k < count; ++k) {
+      if (c.devices.size() >= 4096) throw InputError(c.source, at(d, where), "more than 4096 devices");
+      c.devices.push_back({"dev" + std::to_string(c.devices.size()), cfg, hw, hw.get_string("device") == "gpu"});
+    }
+  }
+  if (const YAML::Node l = sys["link"]) {
+    only_keys(l, c.source, "system.link", {"topology", "bandwidth_gbps", "latency_us"});
+    if (l["topology"]) {
+      const std::string t = l["topology"].as<std::string>();
+      if (t == "fully_connected") c.network.topology = models::Topology::FullyConnected;
+      else if (t == "ring") c.network.topology = models::Topology::Ring;
+      else if (t == "switch") c.network.topology = models::Topology::Switch;
+      else throw InputError(c.source, at(l["topology"], "system.link.topology"), "'" + t + "' is not one of: fully_connected, ring, switch");
+    }
+    if (l["bandwidth_gbps"]) c.network.bytes_per_ns = positive(l["bandwidth_gbps"], c.source, "system.link.bandwidth_gbps", 1e6);
+    if (l["latency_us"]) {
+      double v = 0;
+      try { v = l["latency_us"].as<double>(); } catch (const YAML::Exception&) { v = -1; }
+      if (!(v >= 0) || v > 1e6) throw InputError(c.source, at(l["latency_us"], "system.link.latency_us"), "must be a number in [0, 1e6]");
+      c.network.latency_ns = v * 1000;
+    }
+  }
+  if (const YAML::Node co = sys["collectives"]) {
+    only_keys(co, c.source, "system.collectives", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "gather"});
+    for (const auto& kv : co) {
+      const std::string kind = kv.first.as<std::string>(), algo = kv.second.as<std::string>();
+      auto a = models::parse_algo(algo);
+      if (!a) throw InputError(c.source, at(kv.second, "system.collectives." + kind), "'" + algo + "' is not one of: ring, tree, direct, pairwise");
+      c.algorithms[kind] = *a;
+    }
+  }
+  if (const YAML::Node h = sys["host"]) {
+    only_keys(h, c.source, "system.host", {"bandwidth_gbps", "op_overhead_us"});
+    if (h["bandwidth_gbps"]) c.host_bytes_per_ns = positive(h["bandwidth_gbps"], c.source, "system.host.bandwidth_gbps", 1e6);
+    if (h["op_overhead_us"]) c.host_overhead_ns = positive(h["op_overhead_us"], c.source, "system.host.op_overhead_us", 1e6) * 1000;
+  }
+  return c;
+}
+
+}  // namespace npusim::config

@@ -1,0 +1,190 @@
+#include "sim/engine/system_engine.h"
+
+#include <systemc>
+
+#include <algorithm>
+#include <deque>
+#include <memory>
+
+#include "models/interconnect/collectives.h"
+#include "models/kernel/clock.h"
+#include "sim/ir/error.h"
+
+namespace npusim::engine {
+
+namespace {
+
+struct Ready {
+  bool ready = false;
+  double t = 0;
+  int producer = -1;
+  sc_core::sc_event ev;
+};
+
+struct SystemTop : sc_core::sc_module {
+  const ir::System& sys;
+  const config::SystemConfig& cfg;
+  const std::vector<int>& slot_device;
+  const std::vector<double>& compute_ns;
+  models::Clock clk = models::Clock::from_ps(1000);  // time base: 1 ns
+  models::Network net;
+  std::deque<Ready> tensors;
+  SystemSimResult res;
+  int lanes;
+
+  SystemTop(sc_core::sc_module_name n, const ir::System& s, const config::SystemConfig& c, const std::vector<int>& slots,
+            int host_lanes, const std::vector<double>& ns)
+      : sc_module(n), sys(s), cfg(c), slot_device(slots), compute_ns(ns),
+        net(static_cast<int>(c.devices.size()), c.network), tensors(s.tensors.size()), lanes(static_cast<int>(c.devices.size()) + host_lanes) {
+    res.tasks.resize(s.supertasks.size());
+    res.devices.resize(static_cast<size_t>(lanes));
+    for (size_t d = 0; d < c.devices.size(); ++d) res.devices[d] = {c.devices[d].name, c.devices[d].source};
+    for (int h = 0; h < host_lanes; ++h) res.devices[c.devices.size() + h] = {"host:" + std::to_string(h), "host"};
+    for (size_t i = 0; i < s.tensors.size(); ++i) {
+      tensors[i].producer = s.tensors[i].producer;
+      if (s.tensors[i].constant) tensors[i].ready = true;
+    }
+    for (int d = 0; d < lanes; ++d) sc_core::sc_spawn([this, d] { run_device(d); }, sc_core::sc_gen_unique_name("device"));
+    std::vector<std::string> groups;
+    for (int t : s.order) {
+      const ir::SuperTask& st = s.supertasks[t];
+      if (st.kind == ir::SuperTaskKind::Input) {
+        for (int o : st.output_ids) mark(o, 0);
+      } else if (st.kind == ir::SuperTaskKind::Communication) {
+        // A collective (or a send/recv pair) is played once, by its first member.
+        if (st.comm->members.empty() || st.comm->members.front() != t) continue;
+        sc_core::sc_spawn([this, t] { run_collective(t); }, sc_core::sc_gen_unique_name("collective"));
+      } else if (st.kind == ir::SuperTaskKind::Output) {
+        sc_core::sc_spawn([this, t] { run_output(t); }, sc_core::sc_gen_unique_name("output"));
+      }
+    }
+  }
+
+  void mark(int tensor, double t) {
+    Ready& r = tensors[static_cast<size_t>(tensor)];
+    r.ready = true;
+    r.t = t;
+    r.ev.notify(sc_core::SC_ZERO_TIME);
+  }
+
+  // Waits for a supertask's inputs; returns the supertask whose output came last.
+  int wait_inputs(int t) {
+    int last = -1;
+    double when = -1;
+    for (int in : sys.supertasks[t].input_ids) {
+      Ready& r = tensors[static_cast<size_t>(in)];
+      while (!r.ready) sc_core::wait(r.ev);
+      if (r.t > when) when = r.t, last = r.producer;
+    }
+    res.tasks[t].ready_ns = clk.now();
+    res.tasks[t].critical_input = last;
+    return last;
+  }
+
+  int lane_of(int t) const {
+    const int slot = sys.supertasks[t].device_index;
+    return slot < 0 ? -1 : slot_device[static_cast<size_t>(slot)];
+  }
+
+  void run_device(int d) {
+    double prev_end = 0;
+    int prev = -1;
+    for (int t : sys.order) {
+      const ir::SuperTask& st = sys.supertasks[t];
+      if (st.kind != ir::SuperTaskKind::Compute || lane_of(t) != d) continue;
+      const int crit = wait_inputs(t);
+      const double start = clk.now();
+      SuperTaskTiming& tt = res.tasks[t];
+      // Idle before it: waiting on communication when the last input came from a collective.
+      if (start > prev_end && crit >= 0 && sys.supertasks[crit].kind == ir::SuperTaskKind::Communication)
+        res.devices[d].comm_wait_ns += start - prev_end;
+      tt.device_prev = prev;
+      tt.waited_on_device = prev >= 0 && prev_end >= tt.ready_ns && prev_end > 0;
+      tt.start_ns = start;
+      clk.wait_cycles(compute_ns[t]);
+      tt.end_ns = clk.now();
+      res.devices[d].busy_ns += compute_ns[t];
+      for (int o : st.output_ids) mark(o, tt.end_ns);
+      prev_end = tt.end_ns;
+      prev = t;
+    }
+  }
+
+  void run_collective(int first) {
+    const ir::Collective& c = *sys.supertasks[first].comm;
+    int crit = -1;
+    double ready = -1;
+    for (int m : c.members) {  // the member input that came last (a recv has none)
+      const int k = wait_inputs(m);
+      if (k >= 0 && res.tasks[m].ready_ns >= ready) ready = res.tasks[m].ready_ns, crit = k;
+    }
+    const double start = clk.now();
+    const int n = c.size();
+    std::vector<int> dev(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      dev[static_cast<size_t>(i)] = lane_of(c.members[static_cast<size_t>(i)]);
+      if (dev[static_cast<size_t>(i)] < 0 || dev[static_cast<size_t>(i)] >= static_cast<int>(cfg.devices.size()))
+        throw InputError(sys.source, sys.supertasks[c.members[static_cast<size_t>(i)]].pointer,
+                         "a collective member runs on the host; collectives need system devices");
+    }
+    const std::string kind = c.kind == ir::CollectiveKind::Send || c.kind == ir::CollectiveKind::Recv
+                                 ? "send"
+                                 : ir::collective_name(c.kind);
+    double size = static_cast<double>(c.bytes);
+    if (kind == "all_gather" || kind == "gather") size *= n;
+    int root = 0;
+    const std::string& root_dev = c.kind == ir::CollectiveKind::Broadcast ? c.src : c.dst;
+    for (int i = 0; i < n; ++i)
+      if (!root_dev.empty() && c.devices[static_cast<size_t>(i)] == root_dev) root = i;
+    if (kind == "send") {  // members are [send, recv] in some order: the transfer goes send -> recv
+      const bool send_first = sys.supertasks[c.members[0]].comm->kind == ir::CollectiveKind::Send;
+      if (!send_first) std::swap(dev[0], dev[1]);
+    }
+    for (const models::Step& step : models::collective_steps(kind, cfg.algorithm(kind), n, size, root)) {
+      clk.wait_until(models::play_step(net, step, dev, clk.now()));
+    }
+    const double end = clk.now();
+    for (int m : c.members) {
+      res.tasks[m].start_ns = start;
+      res.tasks[m].end_ns = end;
+      res.tasks[m].critical_input = crit;
+      for (int o : sys.supertasks[m].output_ids) mark(o, end);
+    }
+  }
+
+  void run_output(int t) {
+    wait_inputs(t);
+    res.tasks[t].start_ns = res.tasks[t].end_ns = clk.now();
+  }
+};
+
+}  // namespace
+
+SystemSimResult simulate_system(const ir::System& sys, const config::SystemConfig& cfg, const std::vector<int>& slot_device,
+                                int host_lanes, const std::vector<double>& compute_ns) {
+  auto top = std::make_unique<SystemTop>("system", sys, cfg, slot_device, host_lanes, compute_ns);
+  sc_core::sc_start();
+  SystemSimResult r = std::move(top->res);
+  for (const auto& t : r.tasks) r.makespan_ns = std::max(r.makespan_ns, t.end_ns);
+  for (auto& d : r.devices) d.idle_ns = std::max(0.0, r.makespan_ns - d.busy_ns - d.comm_wait_ns);
+  r.links = top->net.link_stats();
+  // Critical path: back from the supertask that ends last, through whichever came later of its
+  // last input and the previous work on its device.
+  int cur = -1;
+  for (size_t i = 0; i < r.tasks.size(); ++i)
+    if (cur < 0 || r.tasks[i].end_ns > r.tasks[static_cast<size_t>(cur)].end_ns) cur = static_cast<int>(i);
+  std::vector<int> path;
+  while (cur >= 0 && path.size() <= r.tasks.size()) {
+    path.push_back(cur);
+    const SuperTaskTiming& t = r.tasks[static_cast<size_t>(cur)];
+    int next = t.critical_input;
+    if (t.device_prev >= 0 && (next < 0 || r.tasks[static_cast<size_t>(t.device_prev)].end_ns > r.tasks[static_cast<size_t>(next)].end_ns))
+      next = t.device_prev;
+    cur = next;
+  }
+  std::reverse(path.begin(), path.end());
+  r.critical_path = path;
+  return r;
+}
+
+}  // namespace npusim::engine

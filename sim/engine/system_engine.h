@@ -1,0 +1,46 @@
+// One SystemC run for a whole multi-device system (docs/system.md): every device runs its
+// compute supertasks in the pipeline's order, each as soon as its inputs are ready and the
+// device is free; every collective plays its send/receive steps over the shared network
+// (models/interconnect), so concurrent collectives contend for links. Compute times come in
+// precomputed (each device's own model, run per distinct supertask: sim/cli/run_system.cpp).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "models/interconnect/network.h"
+#include "sim/config/system_config.h"
+#include "sim/ir/system.h"
+
+namespace npusim::engine {
+
+struct SuperTaskTiming {
+  double start_ns = 0, end_ns = 0;
+  double ready_ns = 0;          // when its last input was ready
+  int critical_input = -1;      // supertask whose output was ready last (-1: none)
+  bool waited_on_device = false;  // started after ready because its device was busy
+  int device_prev = -1;         // the supertask before it on the same device
+};
+
+struct DeviceTiming {
+  std::string name;       // "dev0", or the cpu lane "host:<slot>"
+  std::string config;     // the device config as the system file names it
+  double busy_ns = 0;     // compute
+  double comm_wait_ns = 0;  // idle with work pending, waiting for a collective's output
+  double idle_ns = 0;     // makespan - busy - comm_wait
+};
+
+struct SystemSimResult {
+  std::vector<SuperTaskTiming> tasks;  // by supertask index
+  std::vector<DeviceTiming> devices;   // system devices, then host lanes
+  std::vector<models::Network::LinkStats> links;
+  double makespan_ns = 0;
+  std::vector<int> critical_path;      // supertask indices, first to last
+};
+
+// slot_device[i]: the system device (or host lane: devices.size() + lane) of pipeline device
+// slot i; compute_ns[t]: the compute time of supertask t (0 for others).
+SystemSimResult simulate_system(const ir::System& sys, const config::SystemConfig& cfg,
+                                const std::vector<int>& slot_device, int host_lanes,
+                                const std::vector<double>& compute_ns);
+
+}  // namespace npusim::engine

@@ -1,0 +1,29 @@
+// Outputs of a multi-device run (docs/system.md#report): per supertask, per device (busy /
+// waiting on communication / idle), per link (bytes, utilisation), the critical path; console
+// table, JSON, CSV and a Chrome trace with one process per device and one track per link.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "sim/config/system_config.h"
+#include "sim/engine/system_engine.h"
+#include "sim/ir/system.h"
+
+namespace npusim::report {
+
+struct SystemReport {
+  std::string workload, hw_name, hw_source;
+  const ir::System* sys = nullptr;
+  const engine::SystemSimResult* sim = nullptr;
+  std::vector<std::string> lane_of_task;  // device name per supertask ("" for input / output)
+  std::vector<int> estimated;             // supertasks whose compute time is an estimate
+};
+
+std::string format_system_table(const SystemReport& r);
+nlohmann::json system_to_json(const SystemReport& r);
+std::string system_to_csv(const SystemReport& r);
+nlohmann::json system_chrome_trace(const SystemReport& r);
+
+}  // namespace npusim::report
