@@ -122,10 +122,11 @@ HwConfig HwConfig::load(const std::string& value, const std::vector<std::string>
   HwConfig c;
   for (const auto& p : schema()) c.m_values[p.path] = p.default_value;
   c.m_source = path;
-  const std::string text = read_hw_text(path);  // a file, or the built-in npu.yaml (hw_paths.h)
+  std::ifstream in(path);
+  if (!in) throw InputError(path, "", "cannot open file");
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    root = YAML::Load(in);
   } catch (const YAML::Exception& e) {
     throw InputError(path, "line " + std::to_string(e.mark.line + 1) + ", column " +
                                std::to_string(e.mark.column + 1), "malformed YAML: " + e.msg);
