@@ -1,6 +1,10 @@
 // Tiling and scheduling of layers onto the NPU units (docs/mapping.md).
 #include "sim/mapping/mapper.h"
 
+#include "sim/mapping/prefetch.h"
+#include "sim/mapping/segments.h"
+#include "sim/mapping/tiling.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -52,98 +56,14 @@ namespace {
 using ir::Layer;
 using ir::Shape;
 
-int64_t bytes_of(const Shape& s, ir::DType t) { return ir::num_elements(s) * ir::dtype_bytes(t); }
-
-// Dimensions of an activation as N, C, H, W (2-D tensors are [N, C] = [N, C, 1, 1]).
-struct Nchw {
-  int64_t n = 1, c = 1, h = 1, w = 1;
-};
-Nchw nchw(const Shape& s) {
-  Nchw r;
-  if (s.size() >= 1) r.n = s[0];
-  if (s.size() >= 2) r.c = s[1];
-  if (s.size() >= 3) r.h = s[2];
-  if (s.size() >= 4) r.w = s[3];
-  if (s.size() > 4)
-    for (size_t i = 4; i < s.size(); ++i) r.w *= s[i];
-  return r;
-}
-
-// A row tile: `images` whole images, or `rows` output rows of one image.
-struct RowTiling {
-  int64_t tiles = 1;
-  int64_t out_rows_per_tile = 1;  // rows of N*Ho covered by one tile (last may be shorter)
-};
-
-// The shapes the PE array sees for a matmul: a 1x1 convolution. MatMul with a shared [K,N]
-// operand: [M_total, K, 1, 1] x [N, K, 1, 1]; a batched operand: a grouped 1x1 convolution
-// with one group per batch element, rows of M as pixels (docs/mapping.md#matmul).
-Layer gemm_view(const Layer& l) {
-  Layer v = l;
-  const Shape &a = l.input_shapes[0], &b = l.input_shapes[1], &y = l.output_shapes[0];
-  const int64_t m = y[y.size() - 2], n = y.back();
-  const int64_t k = l.transpose_a ? a[a.size() - 2] : a.back();
-  const int64_t groups = ir::num_elements(y) / (m * n);
-  if (b.size() == 2) {
-    v.input_shapes[0] = {groups * m, k, 1, 1};
-    v.input_shapes[1] = {n, k, 1, 1};
-    v.output_shapes[0] = {groups * m, n, 1, 1};
-    v.groups = 1;
-  } else {
-    v.input_shapes[0] = {1, groups * k, m, 1};
-    v.input_shapes[1] = {groups * n, k, 1, 1};
-    v.output_shapes[0] = {1, groups * n, m, 1};
-    v.groups = static_cast<int>(groups);
-  }
-  if (v.input_shapes.size() > 2) v.input_shapes[2] = {n};
-  return v;
-}
-
-// Elements of a tensor as the VP vectorizes them: `channels` along a vector, `pixels` vectors'
-// worth of positions. NCHW tensors of the Frontend IR's ops vectorize C; others the last dim.
-std::pair<int64_t, int64_t> vp_extent(const Shape& s, bool nchw_layout) {
-  if (nchw_layout) {
-    const Nchw d = nchw(s);
-    return {d.c, d.n * d.h * d.w};
-  }
-  const int64_t e = ir::num_elements(s);
-  const int64_t last = s.empty() || s.back() == 1 ? e : s.back();
-  return {last, e / std::max<int64_t>(1, last)};
-}
-
-// Row tiles run over output rows N x Ho for the Frontend IR's (NCHW, window) ops and the PE
-// array's views; every other op over the rows of its larger tensor (every dim but the last),
-// so a reduction to one row still tiles over its input.
-bool window_rows(const Layer& l) { return ir::is_frontend_ir_native(l.op) || ir::runs_on_pe_array(l.op); }
-
-int64_t row_count(const Layer& l) {
-  const Shape& out = l.output_shapes.empty() ? Shape{1} : l.output_shapes[0];
-  if (window_rows(l)) {
-    const Nchw on = nchw(out);
-    return on.n * on.h;
-  }
-  auto rows = [](const Shape& s) { return s.size() < 2 ? int64_t{1} : ir::num_elements(s) / s.back(); };
-  return std::max<int64_t>(1, std::max(rows(out), l.input_shapes.empty() ? 1 : rows(l.input_shapes[0])));
-}
-
-// Elements in one normalized row (softmax axis, layer_norm trailing axes, reduced axes).
-int64_t row_length(const Layer& l) {
-  const Shape& x = l.input_shapes[0];
-  std::vector<int64_t> axes = l.axes;
-  if (axes.empty()) axes = {-1};
-  int64_t len = 1;
-  for (int64_t a : axes) len *= x[a < 0 ? a + static_cast<int64_t>(x.size()) : a];
-  return std::max<int64_t>(1, len);
-}
-
 class Mapper {
  public:
   Mapper(const ir::Graph& g, const config::HwConfig& c)
-      : m_graph(g), m_cfg(c), m_p(MapperParams::read(c)), m_pe(models::PeArrayParams::read(c)) {}
+      : m_graph(g), m_cfg(c), m_p(MapperParams::read(c)), m_pe(models::PeArrayParams::read(c)), m_prefetch(m_p) {}
 
   Program run() {
     count_consumers();
-    const auto segments = plan_segments();
+    const auto segments = plan_segments(m_graph, m_p);
     size_t i = 0;
     for (const auto& seg : segments) {
       for (; i < seg.first; ++i) map_layer(m_graph.layers[i], Instance{});
@@ -152,72 +72,6 @@ class Mapper {
     }
     for (; i < m_graph.layers.size(); ++i) map_layer(m_graph.layers[i], Instance{});
     return std::move(m_prog);
-  }
-
-  // ---- Batch groups (docs/mapping.md#batch-groups) ----
-  // A run of layers whose whole-batch activations do not fit the L2 activation share runs
-  // depth-first on groups of images: every layer of the run for images [0, nb), then again for
-  // [nb, 2nb)... Intermediates of one group stay on chip; weights load once, for the first group.
-  struct Segment {
-    size_t first = 0, count = 0;
-    int64_t group = 1;  // images per group
-  };
-
-  // Activation bytes live while each layer runs, if everything stayed on chip (whole batch).
-  std::vector<int64_t> whole_batch_live_bytes() const {
-    const size_t n = m_graph.layers.size();
-    std::map<std::string, size_t> last_use;
-    for (size_t i = 0; i < n; ++i)
-      for (const auto& p : m_graph.layers[i].previous) last_use[p] = i;
-    std::vector<int64_t> out(n, 0), live(n, 0);
-    for (size_t i = 0; i < n; ++i) {
-      const Layer& l = m_graph.layers[i];
-      if (!l.output_shapes.empty())
-        out[i] = bytes_of(l.output_shapes[0], l.output_dtypes.empty() ? ir::DType::Int8 : l.output_dtypes[0]);
-    }
-    for (size_t i = 0; i < n; ++i) {
-      int64_t b = out[i];
-      for (size_t j = 0; j < i; ++j) {
-        auto it = last_use.find(m_graph.layers[j].name);
-        if (it != last_use.end() && it->second >= i) b += out[j];
-      }
-      live[i] = b;
-    }
-    return live;
-  }
-
-  std::vector<Segment> plan_segments() const {
-    std::vector<Segment> segs;
-    const int64_t batch = m_graph.batch();
-    if (batch <= 1 || !m_p.keep_activations_on_chip) return segs;
-    const auto live = whole_batch_live_bytes();
-    const int64_t weight_store = m_p.weight_buffer_bytes + m_p.l2_weight_bytes;
-    Segment cur;
-    int64_t cur_weights = 0;
-    auto close = [&] {
-      if (cur.count > 0 && cur.group < batch) segs.push_back(cur);
-      cur = Segment{};
-      cur_weights = 0;
-    };
-    // Consecutive NPU layers form runs while their weights fit the weight storage together (they
-    // stay resident while every group passes); a run's group is set by its tightest layer.
-    for (size_t i = 0; i < m_graph.layers.size(); ++i) {
-      const Layer& l = m_graph.layers[i];
-      // Batch groups are the Gemini compiler's schedule for its own (CNN) operations.
-      if (l.device != ir::Device::Npu || !ir::is_frontend_ir_native(l.op)) {
-        close();
-        continue;
-      }
-      if (cur_weights + l.weight_bytes() > weight_store) close();
-      const int64_t per_image = ceil_div(live[i], batch);
-      const int64_t nb = std::max<int64_t>(1, m_p.l2_act_bytes / std::max<int64_t>(1, per_image));
-      if (cur.count == 0) cur = Segment{i, 0, batch};
-      cur.count++;
-      cur.group = std::min(cur.group, nb);
-      cur_weights += l.weight_bytes();
-    }
-    close();
-    return segs;
   }
 
   static Shape with_batch(Shape s, int64_t batch, int64_t nb) {
@@ -420,7 +274,7 @@ class Mapper {
     }
     plan.input_from_dram = dram_in > 0;
     // A scheduler that issues one layer at a time: the layer waits for the previous NPU layer.
-    if (m_p.serialize_layers && !plan.on_host && !m_npu_layer_last.empty()) input_deps.push_back(m_npu_layer_last.back());
+    if (m_p.serialize_layers && !plan.on_host && m_prefetch.layers() > 0) input_deps.push_back(m_prefetch.last_layer_cmd());
 
     // Consumers that need the output in DRAM: graph outputs and host layers.
     bool needs_dram_copy = false;
@@ -452,19 +306,8 @@ class Mapper {
     const Shape out_shape = l.output_shapes.empty() ? Shape{1} : l.output_shapes[0];
     const int64_t total_rows = row_count(l);
     auto plan_rows = [&](bool keep_out) -> std::optional<RowTiling> {
-      const int64_t fixed = live_other + resident_in + (keep_out ? plan.out_bytes : 0);
-      const int64_t stream_total = dram_in + (keep_out ? 0 : plan.out_bytes);
-      if (fixed > m_p.l2_act_bytes) return std::nullopt;
-      const int64_t space = m_p.l2_act_bytes - fixed;
-      if (stream_total == 0) return RowTiling{1, total_rows};
-      for (int64_t t = 1; t <= total_rows; t = (t < total_rows && t * 2 > total_rows) ? total_rows : t * 2) {
-        const int64_t rows = ceil_rows(total_rows, t);
-        // A tile's input includes its halo rows: (rows-1)*stride + kernel per image.
-        const int64_t per_tile = tile_stream_bytes(l, rows, dram_in, keep_out ? 0 : plan.out_bytes, total_rows);
-        if (2 * per_tile <= space) return RowTiling{ceil_div(total_rows, rows), rows};
-        if (t == total_rows) break;
-      }
-      return std::nullopt;
+      return plan_row_tiles(l, live_other + resident_in + (keep_out ? plan.out_bytes : 0), m_p.l2_act_bytes, dram_in,
+                            keep_out ? 0 : plan.out_bytes, total_rows);
     };
     std::optional<RowTiling> tiling = plan_rows(keep);
     if (!tiling && keep) {
@@ -500,17 +343,10 @@ class Mapper {
     else
       emit_vp_layer(l, plan, layer_id, *tiling, input_deps, dram_in, keep, needs_dram_copy, last, store);
     record_plan(plan, layer_id);
-    m_npu_layer_last.push_back(last);
-    if (m_inst.group > 0 && ir::runs_on_pe_array(l.op)) {
-      // The run's weights stay resident until its last group is done.
-      for (auto& w : m_weight_layers)
-        if (w.name == m_inst.orig_name) w.last_cmd = last;
-    }
-    if (m_pending_weight.last_cmd >= 0) {
-      m_pending_weight.last_cmd = last;
-      m_weight_layers.push_back(m_pending_weight);
-      m_pending_weight = {};
-    }
+    m_prefetch.layer_done(last);
+    // A batch-group run's weights stay resident until its last group is done.
+    if (m_inst.group > 0 && ir::runs_on_pe_array(l.op)) m_prefetch.extend(m_inst.orig_name, last);
+    m_prefetch.commit_pending(last);
     finish_layer(l, last, keep, store, plan.out_bytes);
     return layer_id;
   }
@@ -554,52 +390,7 @@ class Mapper {
     p.batch_groups++;
   }
 
-  static int64_t ceil_rows(int64_t total, int64_t tiles) { return ceil_div(total, tiles); }
   static int64_t ceil_div(int64_t a, int64_t b) { return models::ceil_div(a, b); }
-
-  // Bytes that stream through L2 for one row tile of `rows` output rows.
-  int64_t tile_stream_bytes(const Layer& l, int64_t rows, int64_t dram_in, int64_t out_stream,
-                            int64_t total_rows) const {
-    const double frac = static_cast<double>(rows) / static_cast<double>(std::max<int64_t>(1, total_rows));
-    int64_t in_part = static_cast<int64_t>(std::ceil(dram_in * frac));
-    if (dram_in > 0 && !l.input_shapes.empty() && !l.output_shapes.empty() && window_rows(l)) {
-      const Nchw in = nchw(l.input_shapes[0]), out = nchw(l.output_shapes[0]);
-      if (rows < out.h) {  // rows of one image: add the window halo
-        const int64_t in_rows = std::min<int64_t>(in.h, (rows - 1) * l.stride[0] + std::max(l.kernel[0], l.pool[0]));
-        in_part = std::min(dram_in, static_cast<int64_t>(std::ceil(dram_in * static_cast<double>(in_rows) / (in.h * in.n))));
-      }
-    }
-    return in_part + static_cast<int64_t>(std::ceil(out_stream * frac));
-  }
-
-  // What the first weight load of the current layer waits for (docs/mapping.md#weights).
-  // Weights that fit half the WL0 weight buffer go straight into it and may load once the
-  // layer `weight_prefetch_layers` earlier (any kind) finished. Larger weights are staged in
-  // the L2 weight share: they may load once the weight layer `staged_prefetch_layers` earlier
-  // finished and once enough earlier staged weights have been consumed to make room.
-  std::vector<int> prefetch_deps(int64_t bytes, bool& staged) {
-    std::vector<int> deps;
-    const int n = static_cast<int>(m_npu_layer_last.size());
-    staged = bytes > m_p.weight_buffer_bytes / 2;
-    if (!staged) {
-      const int d = std::max(1, m_p.weight_prefetch_layers);
-      if (n - d >= 0) deps.push_back(m_npu_layer_last[n - d]);
-      return deps;
-    }
-    const int w = static_cast<int>(m_weight_layers.size());
-    const int d = std::max(1, m_p.staged_prefetch_layers);
-    if (w - d >= 0) deps.push_back(m_weight_layers[w - d].last_cmd);
-    // Room in the L2 weight share: staged weights of unfinished layers, oldest freed first.
-    int64_t held = 0;
-    for (const auto& s : m_weight_layers) held += s.staged_bytes;
-    for (const auto& s : m_weight_layers) {
-      if (held + bytes <= m_p.l2_weight_bytes || held == 0) break;
-      if (s.staged_bytes == 0) continue;
-      held -= s.staged_bytes;
-      deps.push_back(s.last_cmd);
-    }
-    return deps;
-  }
 
   void emit_pe_layer(const Layer& l, LayerPlan& plan, int layer_id, const RowTiling& tiling,
                      const std::vector<int>& input_deps, int64_t dram_in, bool keep, bool copy_out,
@@ -611,14 +402,8 @@ class Mapper {
     for (size_t i = 1; i < w.size(); ++i) red *= w[i];
     const ir::DType wt = l.input_dtypes.size() > 1 ? l.input_dtypes[1] : plan.dtype;
     const int64_t bytes_per_k = red * ir::dtype_bytes(wt);
-    // K chunks: a chunk's weights must fit half the weight storage (double buffering).
-    const int64_t weight_store = m_p.weight_buffer_bytes + m_p.l2_weight_bytes;
-    int64_t k_chunk = k_total;
-    if (plan.weight_bytes > weight_store / 2 && groups == 1) {
-      k_chunk = std::max<int64_t>(1, (weight_store / 2) / std::max<int64_t>(1, bytes_per_k));
-      if (k_chunk >= m_pe.rows) k_chunk -= k_chunk % m_pe.rows;
-      k_chunk = std::min(k_chunk, k_total);
-    }
+    const int64_t k_chunk = k_chunk_size(plan.weight_bytes, m_p.weight_buffer_bytes + m_p.l2_weight_bytes, bytes_per_k,
+                                         k_total, groups, m_pe.rows);
     const int64_t k_chunks = ceil_div(k_total, k_chunk);
     plan.k_chunks = static_cast<int>(k_chunks);
     const Nchw out = nchw(l.output_shapes[0]);
@@ -635,7 +420,7 @@ class Mapper {
     bool staged = false;
     const bool reuse = m_inst.group > 0 && k_chunks == 1;
     const std::vector<int> first_deps =
-        reuse ? std::vector<int>{} : prefetch_deps(std::min(plan.weight_bytes, k_chunk * bytes_per_k), staged);
+        reuse ? std::vector<int>{} : m_prefetch.deps(std::min(plan.weight_bytes, k_chunk * bytes_per_k), staged);
     std::vector<int> pe_of_chunk;
     for (int64_t kc = 0; kc < k_chunks; ++kc) {
       const int64_t k0 = kc * k_chunk, kn = std::min(k_chunk, k_total - k0);
@@ -691,7 +476,7 @@ class Mapper {
       }
       pe_of_chunk.push_back(prev_pe);
     }
-    if (!reuse) m_pending_weight = {plan.name, last, staged ? std::min(plan.weight_bytes, k_chunk * bytes_per_k) : 0};
+    if (!reuse) m_prefetch.set_pending(plan.name, staged ? std::min(plan.weight_bytes, k_chunk * bytes_per_k) : 0);
   }
 
   void emit_vp_layer(const Layer& l, LayerPlan& plan, int layer_id, const RowTiling& tiling,
@@ -866,16 +651,9 @@ class Mapper {
   Program m_prog;
   std::map<std::string, int> m_consumers;
   std::map<std::string, TensorState> m_tensors;
-  std::vector<int> m_npu_layer_last;  // last command of each NPU layer, in order
-  struct WeightLayer {
-    std::string name;
-    int last_cmd = -1;         // the layer's last command: its weights are free after it
-    int64_t staged_bytes = 0;  // bytes it holds in the L2 weight share (0: straight to WL0)
-  };
-  std::vector<WeightLayer> m_weight_layers;  // layers with weights, in order
+  WeightPrefetch m_prefetch;                 // weight-prefetch policy and its history
   Instance m_inst;                           // the instance being mapped
   std::map<std::string, int> m_weight_cmd;   // a run's weight load, shared by its groups
-  WeightLayer m_pending_weight;
   // A GEMM's second operand when it is an activation (attention's K, V): where it comes from.
   struct Operand {
     std::string source;    // producer layer or graph input; empty: a weight
