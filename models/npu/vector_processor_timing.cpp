@@ -1,6 +1,7 @@
 // Timing formulas of the vector processor (docs/timing.md#vector-processor).
 #include "models/npu/vector_processor_timing.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 
@@ -18,6 +19,7 @@ std::string vp_stage_family(const std::string& kind) {
 VpParams VpParams::read(const config::HwConfig& c) {
   VpParams p;
   p.lanes = c.get_int("npu.vector.lanes");
+  p.parallel_images = c.get_int("npu.vector.parallel_images");
   p.instr_overhead_cycles = c.get_int("npu.vector.instr_overhead_cycles");
   for (const char* k : {"pre_cal", "compare_group", "post_cal", "fp32_sum_sub_group", "relu_group",
                          "fp32_mul_group", "acc_tree_group", "lut_group"}) {
@@ -37,7 +39,9 @@ VpTiming vp_tile_timing(const VpParams& p, const std::vector<VpStageWork>& stage
   VpTiming r;
   for (const auto& s : stages) {
     const auto& sp = p.stage(s.kind);
-    const int64_t vectors = ceil_div(s.channels * s.elem_bytes, p.lanes) * s.pixels;
+    // Several images of a batch go through the pipeline side by side (parallel_images).
+    const int64_t side_by_side = std::max<int64_t>(1, std::min(p.parallel_images, s.images));
+    const int64_t vectors = ceil_div(ceil_div(s.channels * s.elem_bytes, p.lanes) * s.pixels, side_by_side);
     const auto cycles = static_cast<int64_t>(std::ceil(vectors / sp.vectors_per_cycle));
     if (cycles > r.stream_cycles) r.stream_cycles = cycles, r.slowest_stage = s.kind;
     r.latency_cycles += sp.latency_cycles;

@@ -17,6 +17,7 @@ struct VpStageParams {
 
 struct VpParams {
   int64_t lanes = 32;
+  int64_t parallel_images = 1;  // images processed side by side when a batch has several
   int64_t instr_overhead_cycles = 0;
   std::map<std::string, VpStageParams> stages;  // by module kind (fp32_sum_sub_group0 -> fp32_sum_sub_group)
 
@@ -34,6 +35,7 @@ struct VpStageWork {
   int64_t channels = 1;
   int64_t pixels = 1;
   int64_t elem_bytes = 1;  // the wider of the layer's input and output element sizes
+  int64_t images = 1;      // images in the work, when the VP may process several in parallel
 };
 
 // One VP command: its stages and the bytes it reads from and writes to L2.

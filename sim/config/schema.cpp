@@ -62,6 +62,8 @@ std::vector<ParamDecl> build_schema() {
       // Vector processor (models/npu/vector_processor_timing.h)
       {"npu.vector.lanes", T::Int, "32", "elements", "channels processed in parallel (one vector = lanes elements)", {}},
       {"npu.vector.instr_overhead_cycles", T::Int, "0", "cycles", "per VP instruction issue overhead", {}},
+      {"npu.vector.parallel_images", T::Int, "1", "images",
+       "images of a batch the VP processes side by side (the work of a batch of N takes ceil(N / this) passes' time)", {}},
   };
   // One throughput/latency pair per module_list stage kind.
   for (const char* k : {"pre_cal", "compare_group", "post_cal", "fp32_sum_sub_group", "relu_group",

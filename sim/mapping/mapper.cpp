@@ -501,7 +501,7 @@ class Mapper {
         const Shape& s = !m.input_shapes.empty() ? m.input_shapes[0]
                          : !l.input_shapes.empty() ? l.input_shapes[0] : Shape{1};
         const Nchw d = nchw(s);
-        passes.back().push_back({m.kind, d.c, d.n * d.h * d.w, elem_bytes});
+        passes.back().push_back({m.kind, d.c, d.n * d.h * d.w, elem_bytes, d.n});
       }
     } else {
       // post_cal works on the output, every other stage on the input (or, for element-wise ops
@@ -516,7 +516,7 @@ class Mapper {
         for (const auto& k : pass.stages) {
           const auto [c, px] = pass.per_row ? std::pair<int64_t, int64_t>{rows, 1}
                                             : vp_extent(k == "post_cal" ? out_s : data_s, native);
-          passes.back().push_back({k, c, px, elem_bytes});
+          passes.back().push_back({k, c, px, elem_bytes, native ? nchw(k == "post_cal" ? out_s : data_s).n : 1});
         }
       }
     }
@@ -570,7 +570,8 @@ class Mapper {
         vp.label = l.name + (passes.size() > 1 ? " pass " + std::to_string(pi + 1) : "") + " rows " +
                    std::to_string(row0) + "+" + std::to_string(rows);
         for (const auto& w : passes[pi])
-          vp.vp.stages.push_back({w.kind, w.channels, std::max<int64_t>(1, static_cast<int64_t>(std::ceil(w.pixels * frac))), w.elem_bytes});
+          vp.vp.stages.push_back({w.kind, w.channels, std::max<int64_t>(1, static_cast<int64_t>(std::ceil(w.pixels * frac))), w.elem_bytes,
+                                  std::max<int64_t>(1, static_cast<int64_t>(std::ceil(w.images * frac)))});
         if (per_row[pi]) {
           // One value per row: the row count scales with the tile, not the pixel count.
           for (auto& st : vp.vp.stages) st.channels = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(st.channels * frac))), st.pixels = 1;

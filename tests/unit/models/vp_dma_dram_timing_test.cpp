@@ -40,6 +40,19 @@ TEST(VectorTiming, NumberedStageKindsShareTheirFamilyParameters) {
   EXPECT_EQ(vp_tile_timing(p, {{"fp32_sum_sub_group0", 32, 10}}).total_cycles, 20 + 3);
 }
 
+TEST(VpTiming, ImagesOfABatchGoSideBySide) {
+  VpParams p;
+  p.lanes = 32;
+  p.stages["compare_group"] = {1, 6};
+  p.parallel_images = 2;
+  // 4 images x 64 channels x 100 pixels: 2 vectors x 400 positions = 800 vectors, two images at
+  // a time: 400 cycles + 6 latency. One image has nothing to pair with: 200 + 6.
+  EXPECT_EQ(vp_tile_timing(p, {{"compare_group", 64, 400, 1, 4}}).total_cycles, 406);
+  EXPECT_EQ(vp_tile_timing(p, {{"compare_group", 64, 100, 1, 1}}).total_cycles, 206);
+  p.parallel_images = 1;
+  EXPECT_EQ(vp_tile_timing(p, {{"compare_group", 64, 400, 1, 4}}).total_cycles, 806);
+}
+
 TEST(DramTiming, TransfersRoundUpToBurstsAndPayPerSegment) {
   DramParams p;
   p.bytes_per_cycle = 16;
