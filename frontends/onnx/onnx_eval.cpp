@@ -33,17 +33,7 @@ int64_t checked_elements(const Shape& s) {
   return n;
 }
 
-std::optional<Shape> broadcast(const Shape& a, const Shape& b) {
-  const size_t n = std::max(a.size(), b.size());
-  Shape r(n, 1);
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    if (da != db && da != 1 && db != 1) return std::nullopt;
-    r[i] = da == 1 ? db : da;
-  }
-  return r;
-}
+std::optional<Shape> broadcast(const Shape& a, const Shape& b) { return ir::broadcast_shapes(a, b); }
 
 Shape reshape_shape(const Shape& in, const std::vector<int64_t>& spec, bool allowzero) {
   Shape out;

@@ -146,17 +146,7 @@ struct NotLowered {
 };
 [[noreturn]] void not_lowered(const std::string& why) { throw NotLowered{why}; }
 
-std::optional<Shape> broadcast(const Shape& a, const Shape& b) {
-  const size_t n = std::max(a.size(), b.size());
-  Shape r(n, 1);
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    if (da != db && da != 1 && db != 1) return std::nullopt;
-    r[i] = std::max(da, db);
-  }
-  return r;
-}
+std::optional<Shape> broadcast(const Shape& a, const Shape& b) { return ir::broadcast_shapes(a, b); }
 
 // The permutation p with out[i] = in[p[i]]: `preferred` ones first, then the first in
 // lexicographic order; nullopt if none (or the rank is above 8).

@@ -23,6 +23,8 @@ struct RunOptions {
   bool quiet = false;
 };
 int run_npu(const RunOptions& o);
+// Writes an output file (report, CSV, trace...); InputError naming it when it cannot.
+void write_output(const std::string& path, const std::string& text);
 // `sim --ir PIPELINE --hw SYSTEM` (run_system.cpp, docs/system.md): a multi-device pipeline.
 int run_system(const ir::System& sys, const RunOptions& o);
 // `sim --ir X` with a config whose `device` is gpu (run_gpu.cpp): the workload lowered to ARK's

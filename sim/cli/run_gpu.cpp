@@ -41,13 +41,6 @@ struct GpuCliOptions {
   int jobs = 0;
 };
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw InputError(path, "", "cannot open for writing");
-  f << text;
-  if (!f) throw InputError(path, "", "write failed");
-}
-
 // Without --hw, the configuration of the GPU the plan was written for.
 std::string default_hw(const std::string& arch) {
   if (arch.rfind("ROCM", 0) == 0) return "configs/gpu_mi300x.yaml";
@@ -65,9 +58,9 @@ int simulate_and_report(const RunOptions& run, const std::vector<gpu::Program>& 
   const mapping::GpuSimResult sim = engine::simulate_gpu(plans, cfg);
   const report::GpuReport rep = report::build_gpu_report(workload, plans, sim, cfg, ir_ops);
   if (!run.quiet) std::cout << report::format_gpu_table(rep);
-  if (!run.report_json.empty()) write_file(run.report_json, report::gpu_to_json(rep).dump(2) + "\n");
-  if (!run.csv.empty()) write_file(run.csv, report::gpu_to_csv(rep));
-  if (!run.trace.empty()) write_file(run.trace, report::gpu_chrome_trace(rep, plans, sim).dump() + "\n");
+  if (!run.report_json.empty()) write_output(run.report_json, report::gpu_to_json(rep).dump(2) + "\n");
+  if (!run.csv.empty()) write_output(run.csv, report::gpu_to_csv(rep));
+  if (!run.trace.empty()) write_output(run.trace, report::gpu_chrome_trace(rep, plans, sim).dump() + "\n");
   return kOk;
 }
 
@@ -92,7 +85,7 @@ int run_gpu(const RunOptions& run, const GpuCliOptions& o, bool hw_given) {
   }
   if (!o.write_plan.empty()) {
     if (plans.size() != 1) throw InputError("--write-plan", o.write_plan, "writes one plan; give one --plan or a --model");
-    write_file(o.write_plan, report::plan_to_json(plans[0]).dump(2) + "\n");
+    write_output(o.write_plan, report::plan_to_json(plans[0]).dump(2) + "\n");
   }
   if (plans.size() > 1 || plans[0].world_size > 1) frontends::check_send_recv_pairs(plans);
   std::sort(plans.begin(), plans.end(), [](const gpu::Program& a, const gpu::Program& b) { return a.rank < b.rank; });
@@ -181,7 +174,7 @@ int run_calibrate(const GpuCliOptions& o) {
   const size_t n = sorted.size();
   const double median = n == 0 ? 0 : (n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2);
   std::printf("median |error| over %zu rows: %.1f%%\n", n, median);
-  if (!o.cal_csv.empty()) write_file(o.cal_csv, csv.str());
+  if (!o.cal_csv.empty()) write_output(o.cal_csv, csv.str());
   return kOk;
 }
 

@@ -14,14 +14,12 @@
 
 namespace npusim::cli {
 
-namespace {
-void write_file(const std::string& path, const std::string& text) {
+void write_output(const std::string& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary);
   if (!f) throw InputError(path, "", "cannot open for writing");
   f << text;
   if (!f) throw InputError(path, "", "write failed");
 }
-}  // namespace
 
 int run_npu(const RunOptions& o) {
   // A multi-device pipeline runs on a system (docs/system.md); everything else on one device.
@@ -42,9 +40,9 @@ int run_npu(const RunOptions& o) {
   const engine::SimResult sim = engine::simulate_npu(prog, cfg);
   const report::RunReport rep = report::build_report(graph.name, prog, sim.timings, cfg);
   if (!o.quiet) std::cout << report::format_table(rep);
-  if (!o.report_json.empty()) write_file(o.report_json, report::to_json(rep).dump(2) + "\n");
-  if (!o.csv.empty()) write_file(o.csv, report::to_csv(rep));
-  if (!o.trace.empty()) write_file(o.trace, report::chrome_trace(rep, prog, sim.timings).dump() + "\n");
+  if (!o.report_json.empty()) write_output(o.report_json, report::to_json(rep).dump(2) + "\n");
+  if (!o.csv.empty()) write_output(o.csv, report::to_csv(rep));
+  if (!o.trace.empty()) write_output(o.trace, report::chrome_trace(rep, prog, sim.timings).dump() + "\n");
   return kOk;
 }
 

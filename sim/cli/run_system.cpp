@@ -27,13 +27,6 @@ namespace npusim::cli {
 
 namespace {
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw InputError(path, "", "cannot open for writing");
-  f << text;
-  if (!f) throw InputError(path, "", "write failed");
-}
-
 // What decides a compute supertask's time on a device: its ops with shapes, dtypes and
 // attributes, not their names (a transformer's 32 layers are one simulation).
 std::string structure_key(const ir::Graph& g) {
@@ -147,9 +140,9 @@ int run_system(const ir::System& sys, const RunOptions& o) {
   for (const ir::SuperTask& t : sys.supertasks)
     rep.lane_of_task.push_back(t.device_index < 0 ? "" : sim.devices[static_cast<size_t>(slot_device[static_cast<size_t>(t.device_index)])].name);
   if (!o.quiet) std::cout << report::format_system_table(rep);
-  if (!o.report_json.empty()) write_file(o.report_json, report::system_to_json(rep).dump(2) + "\n");
-  if (!o.csv.empty()) write_file(o.csv, report::system_to_csv(rep));
-  if (!o.trace.empty()) write_file(o.trace, report::system_chrome_trace(rep).dump() + "\n");
+  if (!o.report_json.empty()) write_output(o.report_json, report::system_to_json(rep).dump(2) + "\n");
+  if (!o.csv.empty()) write_output(o.csv, report::system_to_csv(rep));
+  if (!o.trace.empty()) write_output(o.trace, report::system_chrome_trace(rep).dump() + "\n");
   return kOk;
 }
 

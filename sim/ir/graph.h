@@ -194,6 +194,8 @@ void validate(const Graph& g);
 void check_ops(const Graph& g);
 void validate_tensors(const Graph& g);
 void check_op(const Layer& l, const std::string& file);
+// Numpy broadcasting of two shapes aligned at their last dim; nullopt if they do not broadcast.
+std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b);
 
 // Names that are not layers: graph inputs ("input1"), outputs ("output1") and constants
 // ("constant_497", "GlobalAveragePool_119_1_constant1").

@@ -188,22 +188,9 @@ int64_t norm_axis(const std::string& file, const Layer& l, const std::string& fi
   return axis < 0 ? axis + r : axis;
 }
 
-// Numpy broadcasting of two shapes, aligned at the last dim; nullopt if they do not broadcast.
-std::optional<Shape> numpy_broadcast(const Shape& a, const Shape& b) {
-  const size_t n = std::max(a.size(), b.size());
-  Shape r(n, 1);
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    if (da != db && da != 1 && db != 1) return std::nullopt;
-    r[i] = std::max(da, db);
-  }
-  return r;
-}
-
 void check_binary(const std::string& file, const Layer& l) {
   need_inputs(file, l, 2, l.op == OpKind::ElementWiseAdd ? 1u << 20 : 2, "2 inputs");
-  const auto b = numpy_broadcast(l.input_shapes[0], l.input_shapes[1]);
+  const auto b = broadcast_shapes(l.input_shapes[0], l.input_shapes[1]);
   if (l.input_shapes.size() == 2 && b && *b == l.output_shapes[0]) return;
   // The Frontend IR's own rule: a scalar or per-channel operand ([C], [1,C,1,1]) aligned at dim 1.
   if (l.op == OpKind::ElementWiseAdd) return check_add(file, l);
@@ -236,7 +223,7 @@ void check_matmul(const std::string& file, const Layer& l) {
     fail(file, l, "input_shape/1", std::string(op_name(l.op)) + " reduction dims differ: A " + shape_str(a) +
                                        (l.transpose_a ? " (transposed)" : "") + " has K = " + std::to_string(k) + ", B " +
                                        shape_str(b) + (l.transpose_b ? " (transposed)" : "") + " has K = " + std::to_string(kb));
-  const auto batch = numpy_broadcast(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
+  const auto batch = broadcast_shapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
   if (!batch)
     fail(file, l, "input_shape/1", "batch dims of A " + shape_str(a) + " and B " + shape_str(b) + " do not broadcast");
   if (l.input_shapes.size() == 3 && num_elements(l.input_shapes[2]) != n)
@@ -390,6 +377,18 @@ void check_pad(const std::string& file, const Layer& l) {
 }
 
 }  // namespace
+
+std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
+  const size_t n = std::max(a.size(), b.size());
+  Shape r(n, 1);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1) return std::nullopt;
+    r[i] = std::max(da, db);
+  }
+  return r;
+}
 
 void check_op(const Layer& l, const std::string& file) {
   if (l.input_shapes.empty() && l.op != OpKind::Opaque) fail(file, l, "input_shape", std::string(op_name(l.op)) + " needs at least one input");
