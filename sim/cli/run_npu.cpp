@@ -4,6 +4,7 @@
 
 #include "frontends/pipeline/pipeline_reader.h"
 #include "frontends/registry/registry.h"
+#include "frontends/tvm_mlf/tvm_mlf_reader.h"
 #include "sim/config/system_config.h"
 #include "sim/cli/commands.h"
 #include "sim/config/hw_config.h"
@@ -30,6 +31,9 @@ int run_npu(const RunOptions& o) {
                                      "config for '" + o.ir + "' (e.g. the config named in system.devices)");
   // Validate everything before simulating.
   const ir::Graph graph = frontends::read_workload(o.ir, o.format, o.module);
+  if (graph.format == "tvm_mlf" && !o.quiet)  // the executor's own plan: entries sharing a storage id share memory
+    std::cout << "memory footprint (TVM storage_id plan): " << frontends::tvm_memory_footprint_bytes(o.ir, o.module)
+              << " B\n";
   const config::HwConfig cfg = config::HwConfig::load(o.hw, o.sets);
   if (cfg.get_string("device") == "gpu") {
     // An ARK model runs as itself (ARK's default plan), exactly as `sim --model` runs it.
