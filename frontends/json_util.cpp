@@ -9,6 +9,8 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "sim/ir/input_file.h"
+
 namespace npusim::json {
 
 std::string escape_token(const std::string& token) {
@@ -78,6 +80,9 @@ LineCol line_col(const std::string& text, size_t offset) {
 }
 
 Json parse_text(const std::string& text, const std::string& source) {
+  if (text.size() > kMaxJsonBytes)
+    throw InputError(source, "", "JSON text too large: " + std::to_string(text.size()) + " bytes, the limit is " +
+                                     std::to_string(kMaxJsonBytes >> 20) + " MiB (docs/hardening.md)");
   // Track the pointer of the container being parsed, so that a duplicate key (which
   // nlohmann would silently collapse) is reported where it occurs.
   struct Frame {
@@ -93,11 +98,17 @@ Json parse_text(const std::string& text, const std::string& source) {
     Frame& f = stack.back();
     return f.is_array ? pointer_join(f.pointer, f.next_index++) : pointer_join(f.pointer, f.key);
   };
-  Json::parser_callback_t cb = [&](int, Json::parse_event_t ev, Json& parsed) {
+  Json::parser_callback_t cb = [&](int depth, Json::parse_event_t ev, Json& parsed) {
     switch (ev) {
       case Json::parse_event_t::object_start:
       case Json::parse_event_t::array_start: {
         std::string p = child_pointer();
+        // depth counts the enclosing containers: stop before a hostile nesting costs anything.
+        if (depth >= kMaxJsonDepth) {
+          if (p.size() > 64) p = p.substr(0, 64) + "...";
+          throw InputError(source, p, "JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                          " levels (the limit, docs/hardening.md)");
+        }
         stack.push_back(Frame{ev == Json::parse_event_t::array_start, std::move(p), 0, {}, {}});
         break;
       }
@@ -152,17 +163,7 @@ Json parse_text(const std::string& text, const std::string& source) {
 }
 
 Json read_json_file(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::file_status st = fs::status(path, ec);
-  if (!fs::exists(st)) throw InputError(path, "", "cannot open: no such file");
-  if (fs::is_directory(st)) throw InputError(path, "", "cannot open: is a directory, expected a JSON file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw InputError(path, "", std::string("cannot read: ") + std::strerror(errno));
-  return parse_text(ss.str(), path);
+  return parse_text(read_input_file(path, "a JSON file", kMaxJsonBytes), path);
 }
 
 Cursor::Cursor(const Json& value, std::string file, std::string pointer)

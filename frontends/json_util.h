@@ -31,10 +31,17 @@ struct LineCol {
 };
 LineCol line_col(const std::string& text, size_t offset);
 
+// Limits checked before any value is built (docs/hardening.md): a JSON text of at most
+// kMaxJsonBytes, arrays and objects nested at most kMaxJsonDepth deep.
+inline constexpr size_t kMaxJsonBytes = size_t{64} << 20;  // 64 MiB
+inline constexpr int kMaxJsonDepth = 256;
+
 // Parses text; a syntax error or a duplicate object key is an InputError naming `source`
-// and "line L, column C" (syntax) or the pointer of the duplicate key.
+// and "line L, column C" (syntax) or the pointer of the duplicate key. A text over
+// kMaxJsonBytes or nested deeper than kMaxJsonDepth is an InputError naming the limit.
 Json parse_text(const std::string& text, const std::string& source);
-// Reads and parses a file; a missing, unreadable or malformed file is an InputError.
+// Reads and parses a file; a missing, unreadable or malformed file, one that is not a regular
+// file (a directory, device, FIFO) or one larger than kMaxJsonBytes is an InputError.
 Json read_json_file(const std::string& path);
 
 // A JSON value together with the file and the pointer that lead to it. Every accessor

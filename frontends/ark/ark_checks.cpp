@@ -150,7 +150,9 @@ void check_send_recv_pairs(const std::vector<gpu::Program>& plans) {
 
   std::vector<Claim> sends, recvs;
   std::set<Key> send_keys, recv_keys;
-  for (const auto& [r, p] : by_rank) {
+  for (const auto& rank_plan : by_rank) {
+    const int r = rank_plan.first;  // (not a structured binding: clang cannot capture one before C++20)
+    const auto& p = rank_plan.second;
     for (const gpu::Buffer& b : p->buffers) {
       int owner = b.owner(r);
       auto add = [&](int s, int d, const gpu::Tag& t, const std::string& ptr) {

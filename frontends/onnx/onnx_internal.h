@@ -168,6 +168,7 @@ class Lowerer {
   // output shapes it finds in m_vinfo. Used for ops the reader does not lower when the file's
   // value_info lacks their shapes: libonnx never sees the rest of the (unchecked) graph.
   void infer_node(const NodeRef& n);
+  bool libonnx_can_infer(const NodeRef& n);  // false where libonnx 1.12 would crash (onnx_infer.cpp)
 
   // ---- static evaluation (onnx_eval.cpp): true when the node was evaluated ----
   bool try_eval(const NodeRef& n);

@@ -11,9 +11,11 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <vector>
 
 #include "frontends/onnx/onnx_internal.h"
 #include "sim/ir/error.h"
+#include "sim/ir/input_file.h"
 
 namespace npusim::frontends {
 
@@ -35,7 +37,35 @@ int model_wire_type(uint32_t field) {
   }
 }
 
+// Every `string` field (names, op types, domains; not the `bytes` of tensor data) must be
+// UTF-8: protobuf does not check proto2 strings, and the names end up in JSON reports. The
+// place is the field path ("/graph/node/3/name").
+void check_utf8(const google::protobuf::Message& msg, const std::string& path, const std::string& where) {
+  using google::protobuf::FieldDescriptor;
+  const google::protobuf::Reflection* r = msg.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  r->ListFields(msg, &fields);
+  for (const FieldDescriptor* f : fields) {
+    if (f->type() != FieldDescriptor::TYPE_STRING && f->type() != FieldDescriptor::TYPE_MESSAGE) continue;
+    const std::string at = where + "/" + f->name();
+    const int n = f->is_repeated() ? r->FieldSize(msg, f) : 1;
+    for (int i = 0; i < n; ++i) {
+      const std::string ai = f->is_repeated() ? at + "/" + std::to_string(i) : at;
+      if (f->type() == FieldDescriptor::TYPE_STRING) {
+        std::string scratch;
+        const std::string& v = f->is_repeated() ? r->GetRepeatedStringReference(msg, f, i, &scratch)
+                                                : r->GetStringReference(msg, f, &scratch);
+        if (const size_t bad = invalid_utf8_at(v); bad != std::string::npos)
+          throw InputError(path, ai, "not UTF-8 text (byte " + std::to_string(bad) + " of the string)");
+      } else if (f->type() == FieldDescriptor::TYPE_MESSAGE) {
+        check_utf8(f->is_repeated() ? r->GetRepeatedMessage(msg, f, i) : r->GetMessage(msg, f), path, ai);
+      }
+    }
+  }
+}
+
 void check_model(const onnx::ModelProto& m, const std::string& path, const std::string& dir, OnnxReadInfo& info) {
+  check_utf8(m, path, "");
   if (!m.has_ir_version() || m.ir_version() < 1)
     throw InputError(path, "/ir_version", "the model has no ir_version");
   if (m.ir_version() < 3)

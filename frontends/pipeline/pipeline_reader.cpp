@@ -15,6 +15,7 @@
 #include "frontends/pipeline/fx_lower.h"
 #include "frontends/pipeline/safetensors.h"
 #include "sim/ir/error.h"
+#include "sim/ir/input_file.h"
 
 namespace npusim::frontends::pipeline {
 
@@ -555,11 +556,13 @@ bool sniff_pipeline_text(std::string_view text) {
 }
 
 bool sniff_pipeline_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return sniff_pipeline_text(ss.str());
+  // Only a regular file within the JSON limit is looked at (a device or FIFO would never end);
+  // whatever else the path is, the workload registry reports it.
+  try {
+    return sniff_pipeline_text(read_input_file(path, "a workload file", json::kMaxJsonBytes));
+  } catch (const InputError&) {
+    return false;
+  }
 }
 
 }  // namespace npusim::frontends::pipeline

@@ -14,6 +14,7 @@
 #include "frontends/pipeline/pipeline_reader.h"
 #include "frontends/tvm_mlf/tvm_mlf_reader.h"
 #include "sim/ir/error.h"
+#include "sim/ir/input_file.h"
 
 namespace npusim::frontends {
 
@@ -88,24 +89,16 @@ std::string hint(const WorkloadSource& src) {
 }  // namespace
 
 WorkloadSource::WorkloadSource(std::string path) : m_path(std::move(path)) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status st = fs::status(m_path, ec);
-  if (!fs::exists(st)) throw InputError(m_path, "", "cannot open: no such file");
-  if (fs::is_directory(st)) throw InputError(m_path, "", "cannot open: is a directory, expected a workload file");
-  std::ifstream in(m_path, std::ios::binary);
-  if (!in) throw InputError(m_path, "", std::string("cannot open: ") + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw InputError(m_path, "", std::string("cannot read: ") + std::strerror(errno));
-  m_text = ss.str();
+  // A regular file of at most kMaxInputFileBytes (sim/ir/input_file.h), checked before reading.
+  m_text = read_input_file(m_path, "a workload file");
 }
 
 WorkloadSource::WorkloadSource(std::string name, std::string text) : m_path(std::move(name)), m_text(std::move(text)) {}
 
 std::string_view WorkloadSource::head(size_t n) const { return std::string_view(m_text).substr(0, n); }
 
-bool WorkloadSource::empty() const { return first_char(m_text) == '\0'; }
+// Nothing but white space (a NUL byte is content: a binary file is not "empty").
+bool WorkloadSource::empty() const { return m_text.find_first_not_of(" \t\n\r\f\v") == std::string::npos; }
 
 bool WorkloadSource::looks_like_json() const {
   const char c = first_char(m_text);

@@ -397,7 +397,9 @@ class Lowerer {
   std::vector<ir::Layer> build(const GraphNode& n, const std::vector<int>& ins, const std::vector<int>& outs,
                                const std::string& base) {
     if (outs.size() != 1) not_lowered(std::to_string(outs.size()) + " outputs");
-    const ir::Tensor& y = m_g.tensor(outs[0]);
+    // A copy: intermediate tensors added below may move the graph's tensors (found by
+    // fuzz/fuzz_tvm_graph: a heap use after free through a reference).
+    const ir::Tensor y = m_g.tensor(outs[0]);
     if (n.func_name == "__nop") {
       if (ins.size() != 1 || ir::num_elements(shape(ins[0])) != ir::num_elements(y.shape))
         not_lowered("__nop that is not a reshape");

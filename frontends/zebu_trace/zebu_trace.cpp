@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "frontends/zebu_trace/py_literal.h"
+#include "sim/ir/input_file.h"
 
 namespace npusim::frontends::zebu {
 namespace {
@@ -30,11 +31,25 @@ const json::Json& require(const json::Json& obj, const char* key, const char* wh
   return obj[key];
 }
 
+// The instruction families of the Gemini ISA (ISA_Format.md, ZeBu_Trace_Format.md): control
+// ct_*, PE pe_*, vector processor vp_*, data transform dt_*, and the DMA queues' *_cfg / *_mov
+// (ld*, lw*, st*, si*, so*). Anything else is not a Gemini trace line.
+bool known_instruction(const std::string& n) {
+  auto starts = [&](const char* p) { return n.rfind(p, 0) == 0; };
+  if ((starts("ct_") || starts("pe_") || starts("vp_") || starts("dt_")) && n.size() > 3) return true;
+  const bool queue = starts("ld") || starts("lw") || starts("st") || starts("si") || starts("so");
+  const bool ends = n.size() > 4 && (n.compare(n.size() - 4, 4, "_cfg") == 0 || n.compare(n.size() - 4, 4, "_mov") == 0);
+  return queue && ends;
+}
+
 Instruction parse_line(std::string_view line) {
   PyLiteralParser p(line);
   Instruction ins;
   p.expect('[', "at the start of an instruction");
   ins.name = p.parse_identifier();
+  if (!known_instruction(ins.name))
+    throw PyLiteralError{0, "unknown instruction '" + ins.name +
+                                "' (Gemini instructions: ct_*, pe_*, vp_*, dt_*, and ld*/lw*/st*/si*/so* ending in _cfg or _mov)"};
   p.expect(',', "after the instruction name");
   json::Json mapping = p.parse_value();
   if (!mapping.is_object()) throw PyLiteralError{p.pos(), "second element must be the layer-mapping dict"};
@@ -123,15 +138,14 @@ Trace parse_zebu_trace(const std::string& text, const std::string& source) {
       throw InputError(source, "line " + std::to_string(n), what);
     }
   }
+  // An empty trace would compare as "0 layers, +0.0%": it is no measurement.
+  if (t.instructions.empty()) throw InputError(source, "", "no instructions: an empty trace (one instruction per line)");
   return t;
 }
 
 Trace read_zebu_trace(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path, "", "cannot open file (no such file or not readable)");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return parse_zebu_trace(ss.str(), path);
+  // A regular file of at most kMaxTraceBytes, checked before reading (sim/ir/input_file.h).
+  return parse_zebu_trace(read_input_file(path, "a ZeBu trace (text)", kMaxTraceBytes), path);
 }
 
 bool is_compute(const Instruction& i) {

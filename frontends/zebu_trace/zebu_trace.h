@@ -35,8 +35,12 @@ struct Trace {
   int64_t end_cycle() const;              // latest end over all instructions (0 when empty)
 };
 
-// Reads a trace file. Blank lines are skipped. A malformed line (bad syntax, unknown name or
-// enum form, missing 'time', end before start, ...) is InputError(path, "line N", what).
+// Largest trace file read: 256 MiB (docs/hardening.md), checked before reading.
+inline constexpr uint64_t kMaxTraceBytes = uint64_t{256} << 20;
+
+// Reads a trace file (a regular file of at most kMaxTraceBytes). Blank lines are skipped. A
+// malformed line (bad syntax, unknown name or enum form, missing 'time', end before start,
+// ...) is InputError(path, "line N", what).
 Trace read_zebu_trace(const std::string& path);
 // Same on text already in memory; `source` names it in messages.
 Trace parse_zebu_trace(const std::string& text, const std::string& source);

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "sim/ir/error.h"
+#include "sim/ir/input_file.h"
 
 namespace npusim::functional {
 
@@ -449,23 +450,9 @@ NpyArray parse_npy(const uint8_t* data, size_t n, const std::string& name) {
 }
 
 NpyArray read_npy(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
-  std::vector<uint8_t> buf;
-  if (std::fseek(f, 0, SEEK_END) == 0) {  // size hint only; the read loop decides
-    const long end = std::ftell(f);
-    if (end > 0) buf.reserve(static_cast<size_t>(end));
-    std::rewind(f);
-  }
-  uint8_t chunk[1 << 16];
-  size_t got;
-  while ((got = std::fread(chunk, 1, sizeof chunk, f)) > 0)
-    buf.insert(buf.end(), chunk, chunk + got);
-  const bool failed = std::ferror(f) != 0;
-  const int err = errno;
-  std::fclose(f);
-  if (failed) throw InputError(path, "", std::string("cannot read: ") + std::strerror(err));
-  return parse_npy(buf.data(), buf.size(), path);
+  // A regular file of at most kMaxInputFileBytes, checked before reading (sim/ir/input_file.h).
+  const std::string buf = read_input_file(path, "a .npy array");
+  return parse_npy(reinterpret_cast<const uint8_t*>(buf.data()), buf.size(), path);
 }
 
 NpyArray as_bf16(NpyArray a, const std::string& name) {

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "sim/cli/commands.h"
+#include "sim/cli/run_plot.h"
 #include "sim/ir/error.h"
 
 using namespace npusim;
@@ -26,6 +27,9 @@ static int sim_main(int argc, char** argv) {
   app.add_option("--csv", run.csv, "write the per-layer report as CSV");
   app.add_option("--trace", run.trace, "write a Chrome/Perfetto trace (JSON)");
   app.add_flag("-q,--quiet", run.quiet, "do not print the table");
+  std::string plot;  // --plot: scripts/plot_run.py draws the run's report (run_plot.h)
+  app.add_option("--plot", plot, "draw the run's pictures into this PNG: cycles per layer by bound and a roofline, "
+                                 "or the per-device timeline (needs python3-matplotlib)");
 
   cli::ZooCliOptions zoo;
   auto* zoo_cmd = app.add_subcommand("zoo", "write a Frontend IR for a known network or one operation");
@@ -80,14 +84,15 @@ static int sim_main(int argc, char** argv) {
     if (cfg_cmd->parsed() && report_fields) return cli::run_report_fields();
     if (cfg_cmd->parsed()) return cli::run_config(markdown, cfg_hw, cfg_sets);
     if (const int rc = run_sweep_cmd(); rc >= 0) return rc;
-    if (const int rc = run_gpu_cmd(); rc >= 0) return rc;
+    cli::plot_prepare(plot, run);
+    if (const int rc = run_gpu_cmd(); rc >= 0) return cli::plot_finish(rc, plot, run);
     if (const int rc = run_regress_cmd(); rc >= 0) return rc;
     if (run.ir.empty()) {
       std::cerr << "sim: nothing to do: give --ir <workload: Frontend IR, ARK model...> or --plan/--model <ARK file> (see --help)\n";
       return cli::kBadInput;
     }
-    if (check.wanted()) return cli::run_check(run, check);
-    return cli::run_npu(run);
+    if (check.wanted()) return cli::plot_finish(cli::run_check(run, check), plot, run);
+    return cli::plot_finish(cli::run_npu(run), plot, run);
   } catch (const InputError& e) {
     std::cerr << "sim: error: " << e.what() << "\n";
     return cli::kBadInput;

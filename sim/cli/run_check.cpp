@@ -11,6 +11,7 @@
 #include "frontends/registry/registry.h"
 #include "sim/check/check.h"
 #include "sim/check/regress.h"
+#include "sim/ir/error.h"
 #include "sim/cli/commands.h"
 #include "sim/config/hw_config.h"
 #include "sim/engine/npu_engine.h"
@@ -33,7 +34,15 @@ int run_check(const RunOptions& run, const CheckCliOptions& o) {
   co.npy_dir = o.npy_dir.empty() ? std::filesystem::path(run.ir).parent_path().string() : o.npy_dir;
   co.chain = o.chain;
   co.dump_dir = o.dump;
-  if (!co.dump_dir.empty()) std::filesystem::create_directories(co.dump_dir);
+  if (!co.dump_dir.empty()) {
+    // A folder to write into: an existing file there, or a folder that cannot be made, is the
+    // user's to fix (exit 2), not an internal error.
+    std::error_code ec;
+    if (std::filesystem::exists(co.dump_dir, ec) && !std::filesystem::is_directory(co.dump_dir, ec))
+      throw InputError("--dump", co.dump_dir, "exists and is not a folder");
+    std::filesystem::create_directories(co.dump_dir, ec);
+    if (ec) throw InputError("--dump", co.dump_dir, "cannot create the folder: " + ec.message());
+  }
   const check::CheckReport r = check::check_graph(graph, co);
   std::cout << "functional check of " << graph.name << " against " << (co.npy_dir.empty() ? "." : co.npy_dir)
             << (co.chain ? " (chained: each layer reads its producers' computed outputs)" : " (golden inputs per layer)")

@@ -34,6 +34,8 @@ int run_compare_trace(const CompareTraceOptions& o) {
     if (l.device == "npu") simulated[l.layer_index] = l.cycles;
   }
   const auto measured = zebu::measure_layers(trace);
+  if (measured.empty())  // no measurement: "0 layers, +0.0%" would look like a perfect match
+    throw InputError(o.trace, "", "no compute instruction (pe_*, vp_*, dt_* other than *_cfg*): nothing to compare");
   for (const auto& m : measured)
     if (!names.count(m.layer_index))
       throw InputError(o.trace, "layer " + std::to_string(m.layer_index),

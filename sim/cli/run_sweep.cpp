@@ -1,4 +1,5 @@
-// `sim sweep`, `sim sweep merge`, `sim sweep report` (docs/sweeps.md). The options live here
+// `sim sweep`, `sim sweep merge`, `sim sweep report`, `sim sweep submit --slurm`, `sim sweep
+// status` (docs/sweeps.md). The options live here
 // rather than in main.cpp so the subcommand is one self-contained unit; the sweep itself is
 // sim/sweep (SystemC-free), and this file gives it the one thing it lacks: the simulation,
 // which runs in a forked worker per point.
@@ -15,6 +16,7 @@
 #include "sim/mapping/mapper.h"
 #include "sim/report/report.h"
 #include "sim/sweep/sweep_report.h"
+#include "sim/sweep/slurm.h"
 #include "sim/sweep/sweep_run.h"
 
 namespace npusim::cli {
@@ -35,6 +37,10 @@ struct SweepCliOptions {
   // report
   std::string report_dir;
   sweep::ReportOptions report;
+  // submit, status
+  std::string submit_file, status_dir;
+  bool slurm = false;
+  sweep::SubmitOptions submit;
 };
 
 report::RunReport simulate(const ir::Graph& g, const config::HwConfig& cfg) {
@@ -90,8 +96,8 @@ std::function<int()> add_sweep_command(CLI::App& app) {
   cmd->add_option("--timeout", o->timeout_s, "seconds per point before it is killed and recorded failed (0: none)");
   cmd->add_flag("-q,--quiet", o->quiet, "no progress output");
 
-  auto* merge = cmd->add_subcommand("merge", "join the output directories of shards, checking no point is missing or duplicated");
-  merge->add_option("dirs", o->merge_dirs, "shard output directories")->required();
+  auto* merge = cmd->add_subcommand("merge", "join the output directories of shards (or of `sweep submit`), checking no point is missing or duplicated");
+  merge->add_option("dirs", o->merge_dirs, "shard output directories, or the directory of `sim sweep submit`")->required();
   merge->add_option("-o,--out", o->merge_out, "merged output directory")->required();
 
   auto* rep = cmd->add_subcommand("report", "best points per objective and the Pareto front of a sweep");
@@ -100,8 +106,31 @@ std::function<int()> add_sweep_command(CLI::App& app) {
   rep->add_option("--pareto", o->report.pareto, "Pareto objective (repeatable; default cycles, pe_count, l2_bytes)");
   rep->add_option("--top", o->report.top, "points shown per objective")->capture_default_str();
 
-  return [o, cmd, merge, rep]() -> int {
+  auto* sub = cmd->add_subcommand("submit", "submit a sweep to a cluster: a Slurm job array, one shard per array task; "
+                                            "again: only the unfinished shards (docs/sweeps.md#slurm)");
+  sub->add_option("file", o->submit_file, "sweep file (YAML); not needed to submit a sweep in --out again");
+  sub->add_option("-o,--out", o->submit.out_dir, "output directory: shard_<i>/ per task, sweep.sbatch, logs/")->required();
+  sub->add_flag("--slurm", o->slurm, "submit with Slurm's sbatch (the scheduler there is)");
+  sub->add_option("--array-size", o->submit.array_size, "array tasks = shards (default: min(points, 16))");
+  sub->add_option("--partition", o->submit.partition, "Slurm partition");
+  sub->add_option("--time", o->submit.time_limit, "time limit per task (Slurm syntax, e.g. 02:00:00)");
+  sub->add_option("--cpus-per-task", o->submit.cpus_per_task, "CPUs per task = worker processes per shard")->capture_default_str();
+  sub->add_option("--timeout", o->submit.timeout_s, "seconds per point before it is killed and recorded failed (0: none)");
+  sub->add_option("--sbatch-arg", o->submit.sbatch_args, "pass this option to sbatch as it is, e.g. --sbatch-arg=--qos=long (repeatable)");
+  sub->add_flag("--dry-run", o->submit.dry_run, "write the job script and shard directories, print the sbatch command, submit nothing");
+
+  auto* status = cmd->add_subcommand("status", "per-shard progress of a sweep (finished points from the journals, Slurm's queue)");
+  status->add_option("dir", o->status_dir, "output directory of `sim sweep submit` or of a sweep")->required();
+
+  return [o, cmd, merge, rep, sub, status]() -> int {
     if (!cmd->parsed()) return -1;
+    if (sub->parsed()) {
+      if (!o->slurm) throw InputError("sweep submit", "", "name the scheduler: --slurm (the only one so far)");
+      std::unique_ptr<sweep::SweepSpec> spec;
+      if (!o->submit_file.empty()) spec = std::make_unique<sweep::SweepSpec>(sweep::load_sweep_file(o->submit_file));
+      return sweep::submit_sweep(spec.get(), o->submit, std::cout, std::cerr);
+    }
+    if (status->parsed()) return sweep::sweep_status(o->status_dir, std::cout) == 0 ? kOk : kCheckFailed;
     if (merge->parsed()) {
       const int rc = sweep::merge_sweeps(o->merge_dirs, o->merge_out, std::cerr);
       return rc == 0 ? kOk : kCheckFailed;

@@ -3,15 +3,19 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <cstdio>
 #include <set>
 #include <sstream>
 
 #include "sim/config/hw_paths.h"
+#include "sim/config/yaml_load.h"
 #include "sim/ir/error.h"
+#include "sim/ir/input_file.h"
 
 namespace npusim::config {
 
@@ -32,8 +36,9 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 bool parse_int(const std::string& t, int64_t& v) {
   if (t.empty()) return false;
   char* end = nullptr;
+  errno = 0;
   long long x = std::strtoll(t.c_str(), &end, 10);
-  if (*end != '\0') return false;
+  if (*end != '\0' || errno == ERANGE) return false;  // beyond int64 is no integer here
   v = x;
   return true;
 }
@@ -118,19 +123,21 @@ HwConfig HwConfig::defaults(const std::vector<std::string>& overrides) {
 HwConfig HwConfig::load(const std::string& value, const std::vector<std::string>& overrides) {
   // A file, or the name of a shipped config ("npu", "configs/gpu_h100.yaml" from any folder):
   // a miss names what the user typed; problems inside the file name the file that was read.
+  {
+    // A device, FIFO or socket (not a directory: resolve_hw names that) is refused before
+    // reading, and so is a file over kMaxYamlFileBytes (sim/ir/input_file.h).
+    std::error_code ec;
+    const std::filesystem::file_status st = std::filesystem::status(value, ec);
+    if (std::filesystem::exists(st) && !std::filesystem::is_directory(st))
+      check_input_file(value, "a YAML hardware description", kMaxYamlFileBytes);
+  }
   const std::string path = resolve_hw(value);
   HwConfig c;
   for (const auto& p : schema()) c.m_values[p.path] = p.default_value;
   c.m_source = path;
-  std::ifstream in(path);
-  if (!in) throw InputError(path, "", "cannot open file");
-  YAML::Node root;
-  try {
-    root = YAML::Load(in);
-  } catch (const YAML::Exception& e) {
-    throw InputError(path, "line " + std::to_string(e.mark.line + 1) + ", column " +
-                               std::to_string(e.mark.column + 1), "malformed YAML: " + e.msg);
-  }
+  const std::string text = read_hw_text(path);  // a file, or the built-in npu.yaml (hw_paths.h)
+  // One document; a second one or a key given twice is an error (sim/config/yaml_load.h).
+  const YAML::Node root = load_yaml_document(text, path);
   if (root.IsNull()) throw InputError(path, "", "empty file");
   std::vector<std::tuple<std::string, std::string, std::string>> leaves;
   flatten(root, "", path, leaves);
@@ -195,7 +202,7 @@ void HwConfig::validate() const {
   for (const auto& [path, origin] : m_origin)
     if (!param_applies(path, device))
       throw InputError(origin.first, origin.second,
-                       path + " is a " + (device == "gpu" ? "NPU" : "GPU") + " key, but this config's device is " + device +
+                       path + " is " + (device == "gpu" ? "an NPU" : "a GPU") + " key, but this config's device is " + device +
                            " (set `device: " + (device == "gpu" ? "npu" : "gpu") + "` for that device)");
 }
 

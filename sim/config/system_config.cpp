@@ -8,7 +8,9 @@
 #include <fstream>
 
 #include "sim/config/hw_paths.h"
+#include "sim/config/yaml_load.h"
 #include "sim/ir/error.h"
+#include "sim/ir/input_file.h"
 
 namespace npusim::config {
 
@@ -20,13 +22,10 @@ std::string at(const YAML::Node& n, const std::string& path) {
 }
 
 YAML::Node load_yaml(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, "", "cannot open file");
-  try {
-    return YAML::Load(in);
-  } catch (const YAML::Exception& e) {
-    throw InputError(path, "line " + std::to_string(e.mark.line + 1), "malformed YAML: " + e.msg);
-  }
+  // A regular file of at most kMaxYamlFileBytes holding one document without duplicate keys
+  // (sim/ir/input_file.h, sim/config/yaml_load.h); the built-in npu.yaml is no system.
+  if (path == kBuiltinHw) return load_yaml_document(read_hw_text(path), path);
+  return load_yaml_document(read_input_file(path, "a YAML system description", kMaxYamlFileBytes), path);
 }
 
 double positive(const YAML::Node& n, const std::string& file, const std::string& path, double hi) {
@@ -64,17 +63,33 @@ models::CollectiveAlgo SystemConfig::algorithm(const std::string& kind) const {
 }
 
 bool is_system_config(const std::string& path) {
+  std::string resolved;
   try {
-    const YAML::Node root = load_yaml(resolve_hw(path));
-    return root.IsMap() && root["system"];
-  } catch (const std::exception&) {
-    return false;  // not readable as YAML: HwConfig::load reports it
+    resolved = resolve_hw(path);
+  } catch (const InputError&) {
+    return false;  // no such file: HwConfig::load reports it
+  }
+  // A file that cannot be read or is not one well-formed YAML document is reported here, the
+  // same way HwConfig::load would (a pipeline must not be told "give a system" instead).
+  const YAML::Node root = load_yaml(resolved);
+  return root.IsMap() && root["system"];
+}
+
+static SystemConfig load_resolved(const std::string& source);
+
+SystemConfig SystemConfig::load(const std::string& value) {
+  const std::string source = resolve_hw(value);
+  try {
+    return load_resolved(source);
+  } catch (const YAML::Exception& e) {  // as<>() of a mapping or list where a value belongs
+    throw InputError(source, "line " + std::to_string(e.mark.line + 1) + ", column " + std::to_string(e.mark.column + 1),
+                     "expected a single value here (" + e.msg + ")");
   }
 }
 
-SystemConfig SystemConfig::load(const std::string& value) {
+static SystemConfig load_resolved(const std::string& source) {
   SystemConfig c;
-  c.source = resolve_hw(value);
+  c.source = source;
   const YAML::Node root = load_yaml(c.source);
   only_keys(root, c.source, "", {"name", "system"});
   c.name = root["name"] ? root["name"].as<std::string>() : std::filesystem::path(c.source).stem().string();

@@ -7,6 +7,7 @@
 
 #include "sim/ir/error.h"
 #include "sim/sweep/results.h"
+#include "sim/sweep/slurm.h"
 #include "sim/sweep/sweep_run.h"
 
 namespace npusim::sweep {
@@ -59,15 +60,35 @@ Manifest read_manifest(const std::string& dir) {
   return m;
 }
 
-int merge_sweeps(const std::vector<std::string>& dirs, const std::string& out_dir, std::ostream& log) {
-  if (dirs.empty()) throw InputError("merge", "", "name the shard directories to merge");
+int merge_sweeps(const std::vector<std::string>& given, const std::string& out_dir, std::ostream& log) {
+  if (given.empty()) throw InputError("merge", "", "name the shard directories to merge");
+  // A directory of `sim sweep submit --slurm` stands for its shard directories; those never
+  // started are named as missing shards.
+  std::vector<std::string> dirs;
+  std::map<int, std::string> not_started;  // shard index -> its directory
+  for (const auto& g : given) {
+    const std::vector<std::string> shards = fs::exists(g + "/manifest.json") ? std::vector<std::string>{} : submitted_shard_dirs(g);
+    if (shards.empty()) {
+      dirs.push_back(g);
+      continue;
+    }
+    for (size_t i = 0; i < shards.size(); ++i) {
+      if (fs::exists(shards[i] + "/manifest.json")) dirs.push_back(shards[i]);
+      else not_started[static_cast<int>(i)] = shards[i];
+    }
+  }
+  if (dirs.empty()) throw InputError(given.front(), "", "no shard directory to merge (none started)");
   const Manifest first = read_manifest(dirs.front());
   std::map<std::pair<int, std::string>, std::string> seen;  // job -> directory
   std::vector<std::string> journals;
   std::vector<JournalEntry> entries;
   std::vector<std::string> problems;
+  std::map<int, std::string> shard_dirs;  // shard index -> directory, when all are shards of one count
+  bool same_count = true;
   for (const auto& d : dirs) {
     const Manifest m = read_manifest(d);
+    same_count = same_count && m.shard.count == first.shard.count;
+    shard_dirs.emplace(m.shard.index, d);
     if (m.fingerprint != first.fingerprint)
       throw InputError(d, "", "holds a different sweep than " + dirs.front() + " (fingerprints differ)");
     journals.push_back(d + "/journal.jsonl");
@@ -83,9 +104,32 @@ int merge_sweeps(const std::vector<std::string>& dirs, const std::string& out_di
       entries.push_back(std::move(e));
     }
   }
+  std::map<int, int> missing_of_shard;
   for (int p = 0; p < first.points; ++p)
     for (const auto& w : first.workloads)
-      if (!seen.count({p, w})) problems.push_back("point " + std::to_string(p) + " " + w + " is missing");
+      if (!seen.count({p, w})) {
+        problems.push_back("point " + std::to_string(p) + " " + w + " is missing");
+        ++missing_of_shard[p % first.shard.count];
+      }
+  // Shards first: which are absent, which are incomplete (and how to finish them).
+  if (same_count && first.shard.count > 1) {
+    std::vector<std::string> shard_problems;
+    const int n = first.shard.count;
+    for (int i = 0; i < n; ++i) {
+      const std::string s = Shard{i, n}.text();
+      const auto d = shard_dirs.find(i);
+      if (d == shard_dirs.end()) {
+        const auto ns = not_started.find(i);
+        shard_problems.push_back("shard " + s + " is missing" +
+                                 (ns != not_started.end() ? " (" + ns->second + ": not started)" : ": give its directory too"));
+      } else if (missing_of_shard.count(i)) {
+        shard_problems.push_back("shard " + s + " in " + d->second + " is incomplete: " + std::to_string(missing_of_shard[i]) +
+                                 " run(s) missing (finish it: sim sweep --resume -o " + d->second + " --shard " + s +
+                                 ", or submit again)");
+      }
+    }
+    problems.insert(problems.begin(), shard_problems.begin(), shard_problems.end());
+  }
   if (!problems.empty()) {
     log << "merge: " << problems.size() << " problem(s); nothing written:\n";
     for (size_t i = 0; i < problems.size() && i < 20; ++i) log << "  " << problems[i] << "\n";

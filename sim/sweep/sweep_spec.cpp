@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -11,7 +12,9 @@
 #include <sstream>
 
 #include "sim/config/hw_paths.h"
+#include "sim/config/yaml_load.h"
 #include "sim/ir/error.h"
+#include "sim/ir/input_file.h"
 
 namespace npusim::sweep {
 
@@ -33,8 +36,9 @@ std::string trim(const std::string& s) {
 bool to_int(const std::string& t, int64_t& v) {
   if (t.empty()) return false;
   char* end = nullptr;
+  errno = 0;
   v = std::strtoll(t.c_str(), &end, 10);
-  return *end == '\0';
+  return *end == '\0' && errno != ERANGE;  // beyond int64: not an integer here (a double range)
 }
 
 bool to_double(const std::string& t, double& v) {
@@ -81,6 +85,9 @@ std::vector<std::string> expand_range(const std::string& item, const std::string
     for (int64_t v = i0; v <= i1; v = geometric ? v * is : v + is) {
       out.push_back(std::to_string(v));
       if (out.size() > kMaxAxisValues) break;
+      // The next value would pass stop (and maybe int64): the range ends here, no overflow.
+      const uint64_t room = static_cast<uint64_t>(i1) - static_cast<uint64_t>(v);
+      if (geometric ? v > i1 / is : static_cast<uint64_t>(is) > room) break;
     }
   } else {
     // Index-based, so steps like 0.1 do not accumulate rounding; a stop within 1e-9 counts.
@@ -204,12 +211,9 @@ SweepSpec load_sweep_file(const std::string& path) {
   s.source = path;
   std::ifstream in(path);
   if (!in || !fs::is_regular_file(path)) throw InputError(path, "", "cannot open file");
-  YAML::Node root;
-  try {
-    root = YAML::Load(in);
-  } catch (const YAML::Exception& e) {
-    throw InputError(path, "line " + std::to_string(e.mark.line + 1), "malformed YAML: " + e.msg);
-  }
+  // At most kMaxYamlFileBytes, one document, no key given twice (sim/config/yaml_load.h).
+  const YAML::Node root =
+      config::load_yaml_document(read_input_file(path, "a YAML sweep spec", kMaxYamlFileBytes), path);
   if (!root.IsMap()) throw InputError(path, "", "expected a mapping with workloads, hw, axes and constraints");
   const fs::path dir = fs::path(path).parent_path();
   try {  // a value of the wrong YAML kind (a map where a name belongs) fails in yaml-cpp's as<>
@@ -219,7 +223,13 @@ SweepSpec load_sweep_file(const std::string& path) {
       const std::string where = field + line_of(kv.first);
       if (field == "hw") {
         if (!v.IsScalar()) throw InputError(path, where, "expected a file name");
-        s.hw = resolve(dir, v.Scalar());
+        // A file relative to the sweep file; else, when that is no file, a shipped config's
+        // name ("npu", "gemini_zebu") as --hw takes it.
+        const std::string rel = resolve(dir, v.Scalar());
+        std::error_code ec;
+        const fs::path parent = fs::path(v.Scalar()).parent_path().lexically_normal();
+        const bool name = parent.empty() || parent == "configs";
+        s.hw = fs::is_regular_file(rel, ec) || !name ? rel : v.Scalar();
       } else if (field == "workloads") {
         if (!v.IsSequence()) throw InputError(path, where, "expected a list of workloads");
         for (const auto& w : v) {
@@ -331,7 +341,7 @@ nlohmann::ordered_json spec_to_json(const SweepSpec& s) {
     hw = config::resolve_hw(s.hw);
   } catch (const InputError&) {  // a missing file is reported when the config is loaded
   }
-  j["hw"] = fs::absolute(hw).lexically_normal().string();
+  j["hw"] = hw == config::kBuiltinHw ? hw : fs::absolute(hw).lexically_normal().string();
   auto& ws = j["workloads"] = nlohmann::ordered_json::array();
   for (const auto& w : s.workloads) {
     nlohmann::ordered_json x{{"name", w.name}};
@@ -374,10 +384,11 @@ std::string fingerprint(const SweepSpec& s, const config::HwConfig& base) {
   for (const auto& w : s.workloads) {
     nlohmann::ordered_json x{{"name", w.name}, {"zoo", w.zoo_model}, {"batch", w.zoo_batch}, {"dtype", w.zoo_dtype}};
     if (!w.path.empty()) {
-      std::ifstream f(w.path, std::ios::binary);
-      std::stringstream text;
-      text << f.rdbuf();
-      x["content"] = fnv1a(text.str());
+      // A regular file within the limits (a device or FIFO would never end); a folder (TVM MLF)
+      // or a missing file hashes as empty and is read, or reported, with the workloads.
+      std::error_code ec;
+      const bool file = fs::exists(w.path, ec) && !fs::is_directory(w.path, ec);
+      x["content"] = fnv1a(file ? read_input_file(w.path, "a workload file") : std::string());
     }
     j["workloads"].push_back(x);
   }

@@ -1,0 +1,202 @@
+"""The Python API (python/npusim, docs/python.md) against the CLI it wraps.
+
+Run by ctest (python.api) with PYTHONPATH=<build>/python and Debian's /usr/bin/python3:
+    cd build && ctest -R python --output-on-failure
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import npusim
+
+
+def cli(*args):
+    """(exit code, stdout, stderr) of the sim binary the module runs."""
+    r = subprocess.run([npusim.sim_binary()] + [str(a) for a in args], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True,
+                       env=dict(os.environ, SYSTEMC_DISABLE_COPYRIGHT_MESSAGE="1"))
+    return r.returncode, r.stdout, r.stderr
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="npusim_pytest_")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+
+class ConfigTest(Base):
+    def test_shipped_config_resolved_with_types(self):
+        c = npusim.config("npu")
+        self.assertTrue(c.source.endswith("npu.yaml"), c.source)
+        self.assertEqual(c["npu.pe_array.rows"], 64)
+        self.assertIsInstance(c["clock_mhz"], (int, float))
+        self.assertEqual(c["npu.pe_array.dataflow"], "weight_stationary")
+        self.assertEqual(npusim.config("npu", {"npu.pe_array.rows": 32})["npu.pe_array.rows"], 32)
+        self.assertEqual(npusim.config("npu", ["npu.pe_array.rows=16"])["npu.pe_array.rows"], 16)
+        self.assertIn("gemini_zebu", npusim.configs())
+        self.assertEqual(npusim.configs()[0], "npu")
+
+    def test_same_values_as_sim_config(self):
+        rc, out, _ = cli("config", "--hw", "gemini_zebu", "--set", "npu.pe_array.rows=8")
+        self.assertEqual(rc, 0)
+        c = npusim.config("gemini_zebu", {"npu.pe_array.rows": 8})
+        for line in out.splitlines():
+            key, _, text = line.partition(" = ")
+            v = c[key]
+            shown = ("true" if v else "false") if isinstance(v, bool) else str(v)
+            if isinstance(v, float):
+                self.assertAlmostEqual(v, float(text), msg=key)
+            else:
+                self.assertEqual(shown, text, key)
+
+    def test_errors_carry_the_cli_message(self):
+        for hw, sets in (("npu9", []), ("npu", ["npu.pe_array.rowz=3"]), ("npu", ["npu.pe_array.rows=-1"])):
+            args = ["config", "--hw", hw]
+            for s in sets:
+                args += ["--set", s]
+            rc, _, err = cli(*args)
+            self.assertEqual(rc, 2)
+            with self.assertRaises(npusim.InputError) as e:
+                npusim.config(hw, sets)
+            self.assertEqual("sim: error: " + str(e.exception), err.strip())
+        self.assertTrue(issubclass(npusim.InputError, ValueError))
+
+
+class SimulateTest(Base):
+    def test_report_is_the_json_report(self):
+        net = npusim.zoo("resnet18", out=self.path("r18.json"))
+        rep = npusim.simulate(net, "npu")
+        rc, _, err = cli("--ir", self.path("r18.json"), "--hw", "npu", "-q", "--report", self.path("cli.json"))
+        self.assertEqual(rc, 0, err)
+        with open(self.path("cli.json")) as f:
+            expect = json.load(f)
+        self.assertEqual(dict(rep), expect)
+        self.assertIsInstance(rep.layers, list)
+        self.assertEqual(rep.layers, expect["layers"])
+        self.assertEqual(set(rep.layers[0]), set(expect["layers"][0]))
+        self.assertGreater(rep.totals["npu_cycles"], 0)
+        self.assertEqual(sum(l["cycles"] for l in rep.layers), rep.totals["npu_cycles"] + rep.totals["host_cycles"])
+
+    def test_in_memory_workload_overrides_and_many_runs(self):
+        net = npusim.zoo("resnet18")
+        self.assertIsNone(net.path)
+        self.assertEqual(net.name, "resnet18")
+        cycles = [npusim.simulate(net, "npu", overrides={"npu.pe_array.rows": r}).totals["npu_cycles"]
+                  for r in (16, 32, 64, 64)]
+        self.assertGreater(cycles[0], cycles[1])
+        self.assertGreater(cycles[1], cycles[2])
+        self.assertEqual(cycles[2], cycles[3])  # a child process per run: no state carried over
+        self.assertEqual(npusim.simulate(net).get("workload"), "resnet18")
+
+    def test_zoo_op_and_gpu(self):
+        op = npusim.zoo_op("matmul", m=256, n=512, k=1024)
+        self.assertEqual(npusim.simulate(op, "npu").totals["macs"], 256 * 512 * 1024)
+        self.assertEqual(npusim.zoo("op", "matmul", m=256, n=512, k=1024), op)
+        g = npusim.simulate(op, "gpu_h100")
+        self.assertIn("ranks", g)
+        self.assertGreater(len(g.layers), 0)
+
+    def test_errors_carry_the_cli_message(self):
+        net = npusim.zoo("resnet18", out=self.path("r18.json"))
+        with self.assertRaises(npusim.InputError) as e:
+            npusim.simulate(net, "npu", overrides={"npu.pe_array.rowz": 3})
+        rc, _, err = cli("--ir", self.path("r18.json"), "--set", "npu.pe_array.rowz=3", "-q")
+        self.assertEqual(rc, 2)
+        self.assertEqual("sim: error: " + str(e.exception), err.strip())
+        with self.assertRaises(npusim.InputError) as e:
+            npusim.simulate(self.path("missing.json"))
+        self.assertIn("missing.json", str(e.exception))
+        with self.assertRaises(npusim.InputError) as e:
+            npusim.zoo("resnet5")
+        self.assertIn("unknown model 'resnet5'", str(e.exception))
+
+    def test_to_pandas(self):
+        rep = npusim.simulate(npusim.zoo("resnet18"))
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            with self.assertRaises(ImportError) as e:
+                rep.to_pandas()
+            self.assertIn("pandas", str(e.exception))
+            self.skipTest("pandas not installed: to_pandas() raises ImportError, as checked")
+        df = rep.to_pandas()
+        self.assertEqual(len(df), len(rep.layers))
+        self.assertEqual(int(df["cycles"].sum()), rep.totals["npu_cycles"] + rep.totals["host_cycles"])
+
+
+class SweepTest(Base):
+    def test_dict_spec_gives_rows_like_the_cli(self):
+        net = npusim.zoo("resnet18", out=self.path("r18.json"))
+        spec = {"workloads": [net.path], "hw": "npu",
+                "axes": [{"npu.pe_array.rows": [16, 32]}, {"memory.dram.bandwidth_gbps": [16, 32]}]}
+        res = npusim.sweep(spec, self.path("py"), jobs=2)
+        self.assertEqual(res.exit_code, 0)
+        self.assertEqual(len(res.rows), 4)
+        self.assertEqual([r["point"] for r in res.rows], [0, 1, 2, 3])
+        self.assertEqual([r["npu.pe_array.rows"] for r in res.rows], [16, 16, 32, 32])
+        self.assertTrue(all(r["status"] == "ok" and r["cycles"] > 0 for r in res.rows))
+        self.assertEqual(res.failed, [])
+        # The same sweep through the CLI: the same results.
+        with open(self.path("s.yaml"), "w") as f:
+            f.write("workloads: [%s]\nhw: npu\naxes:\n  - npu.pe_array.rows: [16, 32]\n"
+                    "  - memory.dram.bandwidth_gbps: [16, 32]\n" % net.path)
+        rc, _, err = cli("sweep", self.path("s.yaml"), "-o", self.path("cli"), "-q")
+        self.assertEqual(rc, 0, err)
+        with open(self.path("cli/results.csv")) as a, open(self.path("py/results.csv")) as b:
+            self.assertEqual(a.read(), b.read())
+        self.assertIn("Pareto", res.report())
+        # No temporary sweep file left in the working folder.
+        self.assertFalse([f for f in os.listdir(".") if f.startswith(".npusim_sweep_")])
+
+    def test_zoo_workloads_failures_and_bad_sweeps(self):
+        spec = {"workloads": [npusim.zoo("resnet18"), {"zoo": "resnet18", "batch": 1}], "hw": "npu",
+                "axes": [{"npu.l2.size_kib": [1, 1024]}]}
+        res = npusim.sweep(spec, self.path("z"))
+        self.assertEqual(len(res.rows), 4)
+        self.assertEqual(res.exit_code, 1)  # 1 KiB of L2 fails, recorded
+        self.assertEqual(len(res.failed), 2)
+        self.assertTrue(res.failed[0]["error"])
+        with self.assertRaises(npusim.InputError) as e:
+            npusim.sweep({"workloads": [{"zoo": "resnet18"}], "hw": "npu", "axes": [{"npu.pe_array.rowz": [1]}]},
+                         self.path("bad"))
+        self.assertIn("did you mean 'npu.pe_array.rows'", str(e.exception))
+        with self.assertRaises(npusim.InputError) as e:
+            npusim.sweep(spec, self.path("z"))  # the directory holds a sweep already
+        self.assertIn("already holds a sweep", str(e.exception))
+        self.assertEqual(len(npusim.sweep(spec, self.path("z"), resume=True).rows), 4)
+
+    def test_submit_dry_run(self):
+        with open(self.path("s.yaml"), "w") as f:
+            f.write("workloads:\n  - zoo: resnet18\nhw: npu\naxes:\n  - npu.pe_array.rows: [8, 16, 32]\n")
+        self.assertIsNone(npusim.submit(self.path("s.yaml"), self.path("sl"), array_size=2, dry_run=True))
+        with open(self.path("sl/sweep.sbatch")) as f:
+            script = f.read()
+        self.assertIn("#SBATCH --array=0-1", script)
+        self.assertIn("--shard \"$SLURM_ARRAY_TASK_ID/2\"", script)
+        self.assertTrue(os.path.exists(self.path("sl/shard_1/manifest.json")))
+
+
+class PlotTest(Base):
+    def test_plot_writes_a_png(self):
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            self.skipTest("matplotlib not installed (python3-matplotlib)")
+        rep = npusim.simulate(npusim.zoo("resnet18"))
+        out = npusim.plot(rep, self.path("r.png"))
+        with open(out, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        npusim.plot(rep, self.path("roof.png"), only="roofline")
+        self.assertTrue(os.path.getsize(self.path("roof.png")) > 1000)
+        with self.assertRaises(npusim.InputError):
+            npusim.plot(rep, self.path("t.png"), only="timeline")
+
+
+if __name__ == "__main__":
+    unittest.main()
