@@ -31,6 +31,9 @@ void set_ranges(std::vector<ParamDecl>& s) {
   }
   for (ParamDecl& p : s) {
     if (p.path == "npu.l2.weight_share") p.range = {0, 1, false, true};  // [0, 1): the rest holds activations
+    // Each DMA channel is a SystemC thread with its own stack: 2^20 of them exhaust the memory
+    // maps of a process (a crash, found by tests/malformed extreme_npu_dma_channels_max).
+    if (p.path == "npu.dma.channels") p.range = {1, 1024, false, false};
   }
 }
 std::vector<ParamDecl> build_schema() {

@@ -190,14 +190,17 @@ void GpuRank::run_op(int proc, size_t thread, const mapping::GpuSeq& q, int ti, 
   if (op.is_virtual || gpu::op_class(op.type) == gpu::OpClass::Virtual) return;
   const models::GpuClock& clk = m_sys.clock;
   const double t0 = clk.now();
-  const std::string where = " (rank " + std::to_string(m_rank) + ", processor " + std::to_string(proc) + ", " +
-                            op.pointer + ")";
+  // Built only when a wait is recorded: no string of this frame lives across a wait (a thread of
+  // a deadlocked plan never resumes, and what its stack owned would never be freed).
+  auto where = [&] {
+    return " (rank " + std::to_string(m_rank) + ", processor " + std::to_string(proc) + ", " + op.pointer + ")";
+  };
   // What the op waits for before it can run.
   switch (op.type) {
     case gpu::OpType::Recv:
       if (op.config.wait.value_or(true)) {
         const int src = peer_of(op, m_rank);
-        m_waiting[thread] = "a signal from rank " + std::to_string(src) + where;
+        m_waiting[thread] = "a signal from rank " + std::to_string(src) + where();
         m_sys.semaphores.wait(src, m_rank, channel(op), clk);
       }
       break;
@@ -212,7 +215,7 @@ void GpuRank::run_op(int proc, size_t thread, const mapping::GpuSeq& q, int ti, 
         if (r != m_rank) m_sys.semaphores.signal(m_rank, r, channel(op), clk.now() + m_sys.links.latency());
       for (int r = 0; r < m_plan.world_size; ++r)
         if (r != m_rank) {
-          m_waiting[thread] = "a DeviceSync signal from rank " + std::to_string(r) + where;
+          m_waiting[thread] = "a DeviceSync signal from rank " + std::to_string(r) + where();
           m_sys.semaphores.wait(r, m_rank, channel(op), clk);
         }
       break;
@@ -220,7 +223,7 @@ void GpuRank::run_op(int proc, size_t thread, const mapping::GpuSeq& q, int ti, 
       if (mapping::spins_on_packets(op.type))
         for (size_t i = 0; i < n; ++i)
           for (const mapping::TaskKey& src : m_comm.packet_sources(m_rank, ti, oi, ids[i])) {
-            m_waiting[thread] = "packets from rank " + std::to_string(std::get<0>(src)) + where;
+            m_waiting[thread] = "packets from rank " + std::to_string(std::get<0>(src)) + where();
             m_sys.completions.wait(src, clk);
           }
       break;

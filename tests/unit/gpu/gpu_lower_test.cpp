@@ -130,7 +130,8 @@ TEST(GpuLower, DenseAndMatmulsKeepTheirShapeTransposeFlagsAndBatch) {
   ir::Layer bcast = layer("bcast", OpKind::BatchMatMul, {{1, 16, 8}, {3, 8, 5}}, {{3, 16, 5}});
   ir::Layer wide = layer("wide", OpKind::BatchMatMul, {{2, 3, 4, 16, 8}, {2, 3, 4, 8, 5}}, {{2, 3, 4, 16, 5}});
   for (const ir::Layer& l : {dense, mm, bmm, bcast, wide}) {
-    const gpu::Op& op = only_matmul(mapping::lower_to_ark(graph({l})));
+    const gpu::Model m = mapping::lower_to_ark(graph({l}));  // outlives the reference below
+    const gpu::Op& op = only_matmul(m);
     EXPECT_EQ(op.cost.flops, 2 * l.macs()) << l.name;
     EXPECT_EQ(op.arg_bool("TransposeInput"), l.transpose_a) << l.name;
   }

@@ -1,0 +1,32 @@
+# libFuzzer targets, one per reader (docs/hardening.md). Included by CMakeLists.txt when
+# NPUSIM_FUZZ=ON: needs clang (Debian's clang + libclang-rt-dev: scripts/setup --fuzz); every
+# npusim library of this build is instrumented (fuzzer-no-link + ASan + UBSan) and each
+# fuzz_<reader> links libFuzzer's main. scripts/fuzz configures build-fuzz/ and runs them.
+if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  message(FATAL_ERROR "NPUSIM_FUZZ=ON needs clang: configure with -DCMAKE_CXX_COMPILER=clang++ (scripts/fuzz does)")
+endif()
+set(NPUSIM_FUZZ_SAN "-fsanitize=address,undefined,float-cast-overflow,float-divide-by-zero -fno-sanitize-recover=all")
+# CMAKE_CXX_FLAGS as it stands at the end of this directory applies to every target in it.
+string(APPEND CMAKE_CXX_FLAGS " -fsanitize=fuzzer-no-link ${NPUSIM_FUZZ_SAN} -fno-omit-frame-pointer -g")
+set(NPUSIM_FUZZ_TARGETS)
+function(npusim_fuzz name)
+  add_executable(${name} ${CMAKE_SOURCE_DIR}/fuzz/${name}.cpp)
+  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR})
+  target_link_libraries(${name} PRIVATE ${ARGN})
+  target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
+  set(NPUSIM_FUZZ_TARGETS ${NPUSIM_FUZZ_TARGETS} ${name} PARENT_SCOPE)
+endfunction()
+npusim_fuzz(fuzz_frontend_ir npusim_frontends)
+npusim_fuzz(fuzz_ark_model npusim_frontends)
+npusim_fuzz(fuzz_ark_plan npusim_frontends)
+npusim_fuzz(fuzz_hw_yaml npusim_config)
+npusim_fuzz(fuzz_npy npusim_functional)
+npusim_fuzz(fuzz_zebu_trace npusim_frontends)
+npusim_fuzz(fuzz_sweep_spec npusim_sweep)
+npusim_fuzz(fuzz_onnx npusim_frontends)
+npusim_fuzz(fuzz_tvm_graph npusim_frontends)
+npusim_fuzz(fuzz_tvm_params npusim_frontends)
+npusim_fuzz(fuzz_tvm_mlf npusim_frontends)
+npusim_fuzz(fuzz_pipeline npusim_frontends)
+npusim_fuzz(fuzz_safetensors npusim_frontends)
+add_custom_target(fuzz_all DEPENDS ${NPUSIM_FUZZ_TARGETS})
