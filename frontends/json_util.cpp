@@ -79,12 +79,44 @@ LineCol line_col(const std::string& text, size_t offset) {
   return lc;
 }
 
-Json parse_text(const std::string& text, const std::string& source) {
-  if (text.size() > kMaxJsonBytes)
-    throw InputError(source, "", "JSON text too large: " + std::to_string(text.size()) + " bytes, the limit is " +
-                                     std::to_string(kMaxJsonBytes >> 20) + " MiB (docs/hardening.md)");
-  // Track the pointer of the container being parsed, so that a duplicate key (which
-  // nlohmann would silently collapse) is reported where it occurs.
+namespace {
+// Builds the document through nlohmann's SAX DOM builder, checking on the way: nesting depth
+// (before a hostile nesting costs anything) and duplicate keys (which nlohmann would silently
+// collapse), each reported at its JSON pointer. nlohmann's callback parser would do the same
+// but rescans a parent object after each child ends: quadratic in the member count.
+class CheckedDomBuilder {
+ public:
+  using number_integer_t = Json::number_integer_t;
+  using number_unsigned_t = Json::number_unsigned_t;
+  using number_float_t = Json::number_float_t;
+  using string_t = Json::string_t;
+  using binary_t = Json::binary_t;
+
+  CheckedDomBuilder(Json& result, const std::string& source) : m_dom(result, true), m_source(source) {}
+
+  bool null() { return scalar(), m_dom.null(); }
+  bool boolean(bool v) { return scalar(), m_dom.boolean(v); }
+  bool number_integer(number_integer_t v) { return scalar(), m_dom.number_integer(v); }
+  bool number_unsigned(number_unsigned_t v) { return scalar(), m_dom.number_unsigned(v); }
+  bool number_float(number_float_t v, const string_t& text) { return scalar(), m_dom.number_float(v, text); }
+  bool string(string_t& v) { return scalar(), m_dom.string(v); }
+  bool binary(binary_t& v) { return scalar(), m_dom.binary(v); }
+  bool start_object(std::size_t n) { return open(false), m_dom.start_object(n); }
+  bool start_array(std::size_t n) { return open(true), m_dom.start_array(n); }
+  bool end_object() { return close(), m_dom.end_object(); }
+  bool end_array() { return close(), m_dom.end_array(); }
+  bool key(string_t& k) {
+    Frame& f = m_stack.back();
+    f.key = k;
+    if (!f.keys.insert(k).second) throw InputError(m_source, pointer_join(f.pointer, k), "duplicate key '" + k + "'");
+    return m_dom.key(k);
+  }
+  template <class Exception>
+  bool parse_error(std::size_t position, const std::string& token, const Exception& e) {
+    return m_dom.parse_error(position, token, e);  // throws e
+  }
+
+ private:
   struct Frame {
     bool is_array;
     std::string pointer;
@@ -92,45 +124,50 @@ Json parse_text(const std::string& text, const std::string& source) {
     std::string key;
     std::unordered_set<std::string> keys;
   };
-  std::vector<Frame> stack;
-  auto child_pointer = [&]() -> std::string {
-    if (stack.empty()) return "";
-    Frame& f = stack.back();
+  std::string child_pointer() {
+    if (m_stack.empty()) return "";
+    Frame& f = m_stack.back();
     return f.is_array ? pointer_join(f.pointer, f.next_index++) : pointer_join(f.pointer, f.key);
-  };
-  Json::parser_callback_t cb = [&](int depth, Json::parse_event_t ev, Json& parsed) {
-    switch (ev) {
-      case Json::parse_event_t::object_start:
-      case Json::parse_event_t::array_start: {
-        std::string p = child_pointer();
-        // depth counts the enclosing containers: stop before a hostile nesting costs anything.
-        if (depth >= kMaxJsonDepth) {
-          if (p.size() > 64) p = p.substr(0, 64) + "...";
-          throw InputError(source, p, "JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
-                                          " levels (the limit, docs/hardening.md)");
-        }
-        stack.push_back(Frame{ev == Json::parse_event_t::array_start, std::move(p), 0, {}, {}});
-        break;
-      }
-      case Json::parse_event_t::object_end:
-      case Json::parse_event_t::array_end:
-        if (!stack.empty()) stack.pop_back();
-        break;
-      case Json::parse_event_t::key: {
-        Frame& f = stack.back();
-        f.key = parsed.get<std::string>();
-        if (!f.keys.insert(f.key).second)
-          throw InputError(source, pointer_join(f.pointer, f.key), "duplicate key '" + f.key + "'");
-        break;
-      }
-      case Json::parse_event_t::value:
-        if (!stack.empty() && stack.back().is_array) stack.back().next_index++;
-        break;
+  }
+  void scalar() {
+    if (!m_stack.empty() && m_stack.back().is_array) m_stack.back().next_index++;
+  }
+  void open(bool is_array) {
+    std::string p = child_pointer();
+    // The depth counts the enclosing containers.
+    if (m_stack.size() >= static_cast<size_t>(kMaxJsonDepth)) {
+      if (p.size() > 64) p = p.substr(0, 64) + "...";
+      throw InputError(m_source, p, "JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                        " levels (the limit, docs/hardening.md)");
     }
-    return true;
+    m_stack.push_back(Frame{is_array, std::move(p), 0, {}, {}});
+  }
+  void close() {
+    if (!m_stack.empty()) m_stack.pop_back();
+  }
+
+  nlohmann::detail::json_sax_dom_parser<Json> m_dom;
+  const std::string& m_source;
+  std::vector<Frame> m_stack;
+};
+}  // namespace
+
+Json parse_text(const std::string& text, const std::string& source) {
+  if (text.size() > kMaxJsonBytes)
+    throw InputError(source, "", "JSON text too large: " + std::to_string(text.size()) + " bytes, the limit is " +
+                                     std::to_string(kMaxJsonBytes >> 20) + " MiB (docs/hardening.md)");
+  // Members append without a search while this parse runs (the builder checks duplicates).
+  struct UniqueKeys {
+    bool was = g_parsing_unique_keys;
+    UniqueKeys() { g_parsing_unique_keys = true; }
+    ~UniqueKeys() { g_parsing_unique_keys = was; }
   };
   try {
-    return Json::parse(text, cb);
+    UniqueKeys unique_keys;
+    Json result;
+    CheckedDomBuilder builder(result, source);
+    Json::sax_parse(text, &builder);
+    return result;
   } catch (const Json::parse_error& e) {
     LineCol lc = line_col(text, e.byte > 0 ? e.byte - 1 : 0);
     // nlohmann's text is "[json.exception.parse_error.101] parse error at line 1, column 2:

@@ -133,9 +133,38 @@ void derive_matmul(const json::Cursor& c, gpu::Op& op) {
   op.matmul = s;
 }
 
+// ARK renamed some Args on 2024-05-17 (microsoft/ark cc0b2ed2 "fixes", ark/ops/ops_matmul.cpp and
+// ops_reduce.cpp); files written before it (e.g. examples/tutorial/default_plan.json @cd15cc16)
+// carry the old names, which ARK of that day read with the same meaning. Stored under the new
+// name so that everything downstream sees one form.
+void rename_legacy_arg(const json::Cursor& c, gpu::Op& op, const std::string& old_name, const std::string& name) {
+  auto old_it = op.args.find(old_name);
+  if (old_it == op.args.end()) return;
+  // All three are BOOL; checked here so that an error names the key the file has.
+  if (old_it->second.type != gpu::ArgType::Bool)
+    c.at("Args").fail_at(old_name, "argument '" + old_name + "' must be BOOL, got " +
+                                       gpu::arg_type_name(old_it->second.type));
+  auto it = op.args.find(name);
+  if (it != op.args.end()) {
+    const gpu::ArgValue &a = it->second, &b = old_it->second;
+    if (a.type != b.type || a.bool_value != b.bool_value)
+      c.at("Args").at(old_name).fail("'" + old_name + "' (ARK's name before 2024-05-17) disagrees with '" + name +
+                                     "' (its later name) in the same op");
+  } else {
+    op.args[name] = old_it->second;
+  }
+  op.args.erase(old_name);
+}
+
 void check_type_args(const json::Cursor& c, gpu::Op& op, int world_size) {
   using gpu::ArgType;
   using gpu::OpType;
+  if (op.type == OpType::Matmul) {
+    rename_legacy_arg(c, op, "IsInputColumnMajor", "TransposeInput");
+    rename_legacy_arg(c, op, "IsOtherColumnMajor", "TransposeOther");
+  } else if (op.type == OpType::ReduceSum || op.type == OpType::ReduceMax || op.type == OpType::ReduceMean) {
+    rename_legacy_arg(c, op, "KeepDims", "KeepDim");
+  }
   switch (op.type) {
     case OpType::Matmul: derive_matmul(c, op); break;
     case OpType::ScalarAdd:
@@ -219,7 +248,30 @@ gpu::Tensor parse_tensor(const json::Cursor& c, BufferTable& bufs) {
   };
   t.strides = same_rank("Strides");
   t.offsets = same_rank("Offsets");
-  t.padded_shape = same_rank("PaddedShape");
+  if (c.has("PaddedShape")) {
+    t.padded_shape = same_rank("PaddedShape");
+  } else if (!c.has("Pads")) {
+    // Every ARK of 2024 refused a tensor with neither key (ModelTensor::deserialize).
+    c.fail_at("PaddedShape",
+              "missing required field 'PaddedShape' (or 'Pads', its name in ARK files before 2024-05-19)");
+  } else {
+    // ARK before 2024-05-19 (microsoft/ark 169c1272 "support padding" renamed it) wrote "Pads":
+    // the multiple each dim's Strides was rounded up to, not a padded region. Its ModelTensor
+    // (ark/model/model_tensor.cpp @2daa05cb) required Strides % Pads == 0 and nothing else, so
+    // the padded shape is Shape.
+    json::Cursor pc = c.at("Pads");
+    gpu::Dims pads = pc.as_int_array();
+    if (pads.size() != t.shape.size())
+      pc.fail("Pads has " + std::to_string(pads.size()) + " dimensions but Shape has " +
+              std::to_string(t.shape.size()));
+    for (size_t i = 0; i < pads.size(); ++i) {
+      if (pads[i] < 1) pc.at(i).fail("pad must be >= 1, got " + std::to_string(pads[i]));
+      if (t.strides[i] % pads[i] != 0)
+        c.at("Strides").at(i).fail("Strides " + gpu::dims_str(t.strides) + " is not a multiple of Pads " +
+                                   gpu::dims_str(pads));
+    }
+    t.padded_shape = t.shape;
+  }
   for (size_t i = 0; i < t.shape.size(); ++i) {
     // Spec: Shape <= PaddedShape and Offsets + PaddedShape <= Strides (the buffer's shape).
     if (t.offsets[i] < 0) c.at("Offsets").at(i).fail("offset must be >= 0, got " + std::to_string(t.offsets[i]));

@@ -20,6 +20,27 @@ int read_world_size(const json::Cursor& root) {
   return static_cast<int>(root.at("WorldSize").as_int_in(1, 1 << 20));
 }
 
+// Plans that ARK's PR #205 branch wrote on 2024-05-16/17 (examples/tutorial/*plan.json @cd15cc16
+// .. b1d73e57) say "WorldSize": 0: the Python DefaultPlanner (python/ark/runtime.py) planned a
+// copy of the model (Model::compress()) and Model's copy constructor did not copy world_size_
+// (ark/include/ark/model.hpp @cd15cc16; fixed in b1d73e57). ARK ran them as one process: the
+// executor took its world size from its own arguments (ark/api/executor.cpp), and codegen.cpp
+// used the plan's WorldSize only in "if (world_size_ > 1) def_channels(...)", so 0 acted as 1.
+// Communication in such a plan had no channels and could not compile, so Rank must be 0 and
+// every buffer local, which WorldSize 1 enforces. Model files never held 0 (Rank and
+// WorldSize entered the model file in b1d73e57, with the fix).
+int read_plan_world_size(const json::Cursor& root) {
+  json::Cursor ws = root.at("WorldSize");
+  if (ws.value().is_number_integer() && ws.as_int() == 0) {
+    json::Cursor rank = root.at("Rank");
+    if (rank.as_int() != 0)
+      rank.fail("Rank " + std::to_string(rank.as_int()) +
+                " with WorldSize 0: ARK (May 2024) ran a WorldSize-0 plan as a single process, which is rank 0");
+    return 1;
+  }
+  return read_world_size(root);
+}
+
 bool has(const std::vector<int64_t>& v, int64_t x) {
   for (int64_t y : v)
     if (y == x) return true;
@@ -226,7 +247,7 @@ gpu::Program parse_ark_plan(const json::Json& doc, const std::string& source) {
   root.expect_object();
   gpu::Program p;
   p.source = source;
-  p.world_size = read_world_size(root);
+  p.world_size = read_plan_world_size(root);
   p.rank = static_cast<int>(root.at("Rank").as_int_in(0, p.world_size - 1));
   p.architecture = root.optional_string("Architecture").value_or("");
   p.num_processors = static_cast<int>(root.at("NumProcessors").as_int_in(1, 1 << 20));

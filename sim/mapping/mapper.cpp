@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "sim/ir/error.h"
 
@@ -59,7 +60,9 @@ using ir::Shape;
 class Mapper {
  public:
   Mapper(const ir::Graph& g, const config::HwConfig& c)
-      : m_graph(g), m_cfg(c), m_p(MapperParams::read(c)), m_pe(models::PeArrayParams::read(c)), m_prefetch(m_p) {}
+      : m_graph(g), m_cfg(c), m_p(MapperParams::read(c)), m_pe(models::PeArrayParams::read(c)), m_prefetch(m_p) {
+    for (const Layer& l : g.layers) m_layer_named.emplace(l.name, &l);
+  }
 
   Program run() {
     count_consumers();
@@ -128,11 +131,11 @@ class Mapper {
       t.bytes = l.output_shapes.empty() ? 0 : bytes_of(l.output_shapes[0], l.output_dtypes.empty() ? ir::DType::Int8 : l.output_dtypes[0]);
       int outside = 0;
       for (const auto& n : l.next)
-        if (!inside.count(n) && m_graph.find(n)) outside++;
+        if (!inside.count(n) && layer_named(n)) outside++;
       t.remaining_consumers = outside;
       t.last_cmd = last_group.last_cmd;
       t.store_cmd = last_group.store_cmd;
-      m_tensors[l.name] = t;
+      put_tensor(l.name, t);
       // Inputs from before the run were consumed once per group; count them once.
       for (const auto& p : l.previous) {
         if (inside.count(p)) continue;
@@ -155,7 +158,7 @@ class Mapper {
   void count_consumers() {
     for (const auto& l : m_graph.layers) {
       for (const auto& p : l.previous)
-        if (m_graph.find(ir::edge_layer(p))) m_consumers[ir::edge_layer(p)]++;
+        if (layer_named(ir::edge_layer(p))) m_consumers[ir::edge_layer(p)]++;
     }
   }
 
@@ -168,11 +171,34 @@ class Mapper {
     return m_prog.commands.back().id;
   }
 
-  int64_t live_l2_bytes(const std::set<std::string>& except) const {
+  int64_t live_l2_bytes(const std::set<std::string>& except) {
     int64_t b = 0;
-    for (const auto& [name, t] : m_tensors)
-      if (t.in_l2 && t.remaining_consumers > 0 && !except.count(name)) b += t.bytes;
+    for_each_live_in_l2([&](const std::string& name, TensorState& t) {
+      if (!except.count(name)) b += t.bytes;
+    });
     return b;
+  }
+
+  // Records a tensor's state; on-chip ones are indexed so that the L2 scans above and in
+  // spill_oldest visit only tensors that may still be live (linear, not quadratic, in the
+  // number of layers x batch groups).
+  void put_tensor(const std::string& name, const TensorState& t) {
+    m_tensors[name] = t;
+    if (t.in_l2) m_l2_resident.insert(name);
+  }
+  // Calls f(name, state) for each tensor live in L2, in name order; forgets the dead ones (a
+  // tensor never comes back once stored or consumed: a new state goes through put_tensor).
+  template <typename F>
+  void for_each_live_in_l2(F&& f) {
+    for (auto it = m_l2_resident.begin(); it != m_l2_resident.end();) {
+      TensorState& t = m_tensors.at(*it);
+      if (!t.in_l2 || t.remaining_consumers <= 0) {
+        it = m_l2_resident.erase(it);
+        continue;
+      }
+      f(*it, t);
+      ++it;
+    }
   }
 
   // Producer layers (and graph inputs) feeding the activation inputs of l, with the input
@@ -187,7 +213,7 @@ class Mapper {
       // Parameters (weights, biases, constants) are not activations; a graph built without
       // a tensor table falls back on the Frontend IR's naming convention.
       const bool param = j < l.inputs.size() ? m_graph.tensor(l.inputs[j]).is_parameter()
-                                             : ir::is_constant_name(l.previous[j]) && !m_graph.find(l.previous[j]);
+                                             : ir::is_constant_name(l.previous[j]) && !layer_named(l.previous[j]);
       if (!param) r.push_back({ir::edge_layer(l.previous[j]), j});  // "split:1" -> the split's state
     }
     return r;
@@ -279,7 +305,7 @@ class Mapper {
     // Consumers that need the output in DRAM: graph outputs and host layers.
     bool needs_dram_copy = false;
     for (const auto& n : l.next) {
-      const Layer* c = m_graph.find(n.substr(0, n.find("#g")));  // batch-group instances: "<name>#g<k>"
+      const Layer* c = layer_named(n.substr(0, n.find("#g")));  // batch-group instances: "<name>#g<k>"
       if (!c || c->device == ir::Device::Cpu) needs_dram_copy = true;
     }
     if (inst.force_store) needs_dram_copy = true;
@@ -356,9 +382,9 @@ class Mapper {
   int spill_oldest(const std::set<std::string>& except, int layer_id) {
     TensorState* victim = nullptr;
     std::string name;
-    for (auto& [n, t] : m_tensors)
-      if (t.in_l2 && t.remaining_consumers > 0 && !except.count(n) && (!victim || t.last_cmd < victim->last_cmd))
-        victim = &t, name = n;
+    for_each_live_in_l2([&](const std::string& n, TensorState& t) {
+      if (!except.count(n) && (!victim || t.last_cmd < victim->last_cmd)) victim = &t, name = n;
+    });
     if (!victim) return -1;
     Command st;
     st.unit = Unit::Dma;
@@ -642,7 +668,7 @@ class Mapper {
     t.remaining_consumers = m_consumers.count(l.name) ? m_consumers.at(l.name) : 0;
     t.last_cmd = last;
     t.store_cmd = store;
-    m_tensors[l.name] = t;
+    put_tensor(l.name, t);
   }
 
   const ir::Graph& m_graph;
@@ -652,6 +678,13 @@ class Mapper {
   Program m_prog;
   std::map<std::string, int> m_consumers;
   std::map<std::string, TensorState> m_tensors;
+  // Layers by name: Graph::find scans, which made mapping quadratic in the layer count.
+  std::unordered_map<std::string, const Layer*> m_layer_named;
+  const Layer* layer_named(const std::string& name) const {
+    auto it = m_layer_named.find(name);
+    return it == m_layer_named.end() ? nullptr : it->second;
+  }
+  std::set<std::string> m_l2_resident;       // names of m_tensors that may be live in L2
   WeightPrefetch m_prefetch;                 // weight-prefetch policy and its history
   Instance m_inst;                           // the instance being mapped
   std::map<std::string, int> m_weight_cmd;   // a run's weight load, shared by its groups
