@@ -1,6 +1,6 @@
 // SystemC pieces the GPUs of one simulation share: the clock conversion, sync_gpu barriers,
-// channel semaphores (signal/wait between ranks), completion records of packet writes, and the
-// link fabric between GPUs. Waiting is event-driven: a thread wakes when what it waits for
+// channel semaphores (signal/wait between ranks), the scoreboard of packet writes
+// (models/kernel/scoreboard.h), and the link fabric between GPUs. Waiting is event-driven: a thread wakes when what it waits for
 // happens, never per cycle.
 #pragma once
 #include <systemc>
@@ -14,12 +14,11 @@
 
 #include "models/gpu/gpu_timing.h"
 #include "models/interconnect/link_fabric.h"
+#include "models/gpu/sm_program.h"
 #include "models/kernel/clock.h"
+#include "models/kernel/scoreboard.h"
 
 namespace npusim::models {
-
-// Cycles of clock_mhz <-> SystemC time: the shared clock conversion (models/kernel/clock.h).
-using GpuClock = Clock;
 
 // One emitted sync_gpu: every warp of every processor in its range arrives, then all leave
 // barrier_cycles after the last arrival.
@@ -31,7 +30,7 @@ struct BarrierState {
   int last_pg = -1;
   sc_core::sc_event event;
 
-  void arrive(const GpuClock& clk, double barrier_cycles, int from_pg) {
+  void arrive(const Clock& clk, double barrier_cycles, int from_pg) {
     if (++arrived >= expected) {
       released = true;
       release = clk.now() + barrier_cycles;
@@ -54,7 +53,7 @@ class Semaphores {
     s.arrivals.push_back(arrival);
     s.posted.notify(sc_core::SC_ZERO_TIME);
   }
-  void wait(int src, int dst, const std::string& chan, const GpuClock& clk) {
+  void wait(int src, int dst, const std::string& chan, const Clock& clk) {
     Sem& s = get(src, dst, chan);
     while (s.consumed >= s.arrivals.size()) sc_core::wait(s.posted);
     clk.wait_until(s.arrivals[s.consumed++]);
@@ -75,45 +74,29 @@ class Semaphores {
   std::map<std::tuple<int, int, std::string>, Sem> m_sems;
 };
 
-// When a tracked task's remote writes have landed (packet flags a reader spins on).
-class Completions {
- public:
-  void done(const std::tuple<int, int, int, int64_t>& key, double arrival) {
-    Rec& r = get(key);
-    r.done = true;
-    r.arrival = arrival;
-    r.event.notify(sc_core::SC_ZERO_TIME);
+// Everything the ranks of one run share.
+struct GpuSystem {
+  Clock clock;  // cycles of clock_mhz <-> SystemC time
+  Semaphores semaphores;
+  // Packet writes that readers on other ranks spin on: one scoreboard job per writer task
+  // (packet_tasks, from PacketDeps::packet_source_tasks), done when its remote writes land.
+  Scoreboard packets;
+  LinkFabric links;
+  std::map<std::pair<int, int>, double> proxy_done;  // (src, dst): when the last proxy put lands
+  GpuSystem(int ranks, const GpuParams& p, double period_ps, const std::vector<TaskKey>& packet_tasks)
+      : clock(Clock::from_ps(period_ps)),
+        packets(packet_tasks.size(), clock),
+        links(ranks, p.link_bytes_per_cycle, p.link_peer_bytes_per_cycle, p.link_latency_cycles) {
+    for (size_t i = 0; i < packet_tasks.size(); ++i) m_packet_ids.emplace(packet_tasks[i], static_cast<int>(i));
   }
-  void wait(const std::tuple<int, int, int, int64_t>& key, const GpuClock& clk) {
-    Rec& r = get(key);
-    while (!r.done) sc_core::wait(r.event);
-    clk.wait_until(r.arrival);
+  // The scoreboard job of a packet writer task; -1 when no reader waits for it.
+  int packet_job(const TaskKey& k) const {
+    auto it = m_packet_ids.find(k);
+    return it == m_packet_ids.end() ? -1 : it->second;
   }
 
  private:
-  struct Rec {
-    bool done = false;
-    double arrival = 0;
-    sc_core::sc_event event;
-  };
-  Rec& get(const std::tuple<int, int, int, int64_t>& key) {
-    auto it = m_recs.find(key);
-    if (it == m_recs.end()) it = m_recs.emplace(std::piecewise_construct, std::forward_as_tuple(key), std::forward_as_tuple()).first;
-    return it->second;
-  }
-  std::map<std::tuple<int, int, int, int64_t>, Rec> m_recs;
-};
-
-// Everything the ranks of one run share.
-struct GpuSystem {
-  GpuClock clock;
-  Semaphores semaphores;
-  Completions completions;
-  LinkFabric links;
-  std::map<std::pair<int, int>, double> proxy_done;  // (src, dst): when the last proxy put lands
-  GpuSystem(int ranks, const GpuParams& p, double period_ps)
-      : clock(Clock::from_ps(period_ps)),
-        links(ranks, p.link_bytes_per_cycle, p.link_peer_bytes_per_cycle, p.link_latency_cycles) {}
+  std::map<TaskKey, int> m_packet_ids;
 };
 
 }  // namespace npusim::models

@@ -34,10 +34,8 @@ GpuParams GpuParams::read(const config::HwConfig& c) {
   p.warp_size = static_cast<int>(positive(c, "gpu.warp_size"));
   p.max_warps_per_block = static_cast<int>(positive(c, "gpu.max_warps_per_block"));
   p.sub_partitions = static_cast<int>(positive(c, "gpu.sub_partitions"));
-  p.smem_per_sm_bytes = static_cast<int64_t>(positive(c, "gpu.smem_per_sm_kib") * 1024);
   p.smem_per_block_bytes = static_cast<int64_t>(positive(c, "gpu.smem_per_block_kib") * 1024);
-  if (p.smem_per_block_bytes > p.smem_per_sm_bytes)
-    throw InputError(c.source(), "gpu.smem_per_block_kib", "exceeds gpu.smem_per_sm_kib");
+  p.registers_per_sm_bytes = static_cast<int64_t>(positive(c, "gpu.registers_per_sm_kib") * 1024);
   p.smem_bytes_per_cycle = positive(c, "gpu.smem_bytes_per_cycle");
   auto per_sm_cycle = [&](const std::string& key) { return positive(c, key) * 1e12 / (hz * p.num_sms); };
   p.tensor_fpc_fp16 = per_sm_cycle("gpu.tensor_tflops.fp16");
@@ -46,12 +44,17 @@ GpuParams GpuParams::read(const config::HwConfig& c) {
   p.vector_fpc = per_sm_cycle("gpu.vector_tflops");
   p.transcendental_flops = positive(c, "gpu.transcendental_flops");
   p.mma_efficiency = fraction(c, "gpu.matmul.mma_efficiency");
+  p.k_step_cycles = c.get_double("gpu.matmul.k_step_cycles");
   p.hbm_bytes_per_cycle = positive(c, "gpu.hbm.bandwidth_gbps") * 1e9 * fraction(c, "gpu.hbm.efficiency") / hz;
   p.hbm_latency_cycles = positive(c, "gpu.hbm.latency_ns") * p.clock_ghz;
+  p.l2_latency_cycles = positive(c, "gpu.l2.latency_ns") * p.clock_ghz;
+  if (p.l2_latency_cycles > p.hbm_latency_cycles)
+    throw InputError(c.source(), "gpu.l2.latency_ns", "exceeds gpu.hbm.latency_ns (an L2 hit cannot take longer than a miss)");
   p.l2_bytes = static_cast<int64_t>(positive(c, "gpu.l2.size_mib") * 1024 * 1024);
   p.l2_bytes_per_cycle = positive(c, "gpu.l2.bandwidth_gbps") * 1e9 / hz;
   p.sm_l2_bytes_per_cycle = positive(c, "gpu.l2.sm_bytes_per_cycle");
-  p.bytes_in_flight_per_warp = positive(c, "gpu.mem.bytes_in_flight_per_warp");
+  // Loads in flight scale with the threads of a warp (a 64-wide wavefront moves twice as much).
+  p.bytes_in_flight_per_warp = p.warp_size * positive(c, "gpu.mem.bytes_in_flight_per_thread");
   p.task_overhead_cycles = c.get_double("gpu.task_overhead_cycles");
   p.barrier_cycles = c.get_double("gpu.barrier_ns") * p.clock_ghz;
   p.launch_overhead_cycles = c.get_double("gpu.launch_overhead_us") * 1000 * p.clock_ghz;
@@ -84,7 +87,8 @@ double slot_memory_rate(const GpuParams& p, int slot_warps) {
   return std::min(little, p.sm_l2_bytes_per_cycle);
 }
 
-MatmulTiming matmul_timing(const GpuParams& p, const MatmulTile& t, int slot_warps, int64_t slot_sram) {
+MatmulTiming matmul_timing(const GpuParams& p, const MatmulTile& t, int slot_warps, int64_t slot_sram,
+                           double miss_share) {
   MatmulTiming r;
   const int w = std::max(1, slot_warps);
   const int64_t in_b = gpu::data_type_bytes(t.in_type), out_b = gpu::data_type_bytes(t.out_type);
@@ -104,18 +108,43 @@ MatmulTiming matmul_timing(const GpuParams& p, const MatmulTile& t, int slot_war
   const double rate = p.tensor_flops_per_cycle(t.in_type) * p.mma_efficiency;
   r.math_step = tile_step_flops / (rate * slot_math_share(p, w));
   r.smem_step = static_cast<double>(best) * in_b / p.smem_bytes_per_cycle;
-  // Loads of one step: the SM's L2 port, or the pipeline depth hiding the memory latency.
-  r.load_step = std::max(r.stage_bytes / p.sm_l2_bytes_per_cycle, p.hbm_latency_cycles / r.stages);
+  // An edge tile loads only its valid rows and columns (out-of-bounds ones are zero-filled).
+  r.load_step = static_cast<double>((t.m_valid + t.n_valid) * t.tk * in_b) / p.sm_l2_bytes_per_cycle;
+  // While one stage is consumed, the other stages - 1 are in flight: they hide a load latency
+  // of (stages - 1) steps. Most loads hit in L2 (other tiles of the wave fetched the panel).
+  const double miss = std::clamp(miss_share, 0.0, 1.0);
+  r.load_latency = p.l2_latency_cycles + miss * (p.hbm_latency_cycles - p.l2_latency_cycles);
+  r.latency_step = r.load_latency / static_cast<double>(r.stages - 1);
   double step = r.math_step;
   r.limiter = Limiter::Math;
   if (r.smem_step > step) step = r.smem_step, r.limiter = Limiter::Smem;
-  if (r.load_step > step) step = r.load_step, r.limiter = Limiter::Latency;
-  r.prologue = p.task_overhead_cycles + p.hbm_latency_cycles;
+  if (r.load_step > step) step = r.load_step, r.limiter = Limiter::L2;
+  if (r.latency_step > step) step = r.latency_step, r.limiter = Limiter::Latency;
+  // Each iteration also waits on its stage's barrier and advances the pipeline: a fixed cost
+  // that a smaller TK pays more often.
+  r.step = step + p.k_step_cycles;
+  // Prologue: the first stage's load latency; epilogue: the C tile stored through the SM port.
+  r.prologue = p.task_overhead_cycles + r.load_latency;
   r.epilogue = static_cast<double>(t.m_valid * t.n_valid * out_b) / p.sm_l2_bytes_per_cycle;
-  r.own_cycles = r.prologue + r.k_steps * step + r.epilogue;
+  r.own_cycles = r.prologue + r.k_steps * r.step + r.epilogue;
   r.sm_math_cycles = r.k_steps * tile_step_flops / rate;
+  r.sm_smem_cycles = r.k_steps * r.smem_step;
   r.l2_bytes = static_cast<double>(r.k_steps * (t.m_valid + t.n_valid) * t.tk * in_b + t.m_valid * t.n_valid * out_b);
   return r;
+}
+
+int64_t matmul_tiles_per_sm(const GpuParams& p, const MatmulTile& t, int warps, int64_t stages, int64_t smem_bytes) {
+  const int64_t in_b = gpu::data_type_bytes(t.in_type);
+  const int64_t by_warps = p.max_warps_per_block / std::max(1, warps);
+  const int64_t by_smem = smem_bytes / std::max<int64_t>(1, (t.tm + t.tn) * t.tk * in_b * std::max<int64_t>(1, stages));
+  // The fp32 accumulators are about two thirds of a GEMM thread's registers (128 of the ~170-230
+  // that 128x256 tiles on 8 warps use in CUTLASS / Triton kernels): 1.5 x TM x TN x 4 bytes.
+  const int64_t by_regs = p.registers_per_sm_bytes / std::max<int64_t>(1, t.tm * t.tn * 6);
+  return std::max<int64_t>(1, std::min({by_warps, by_smem, by_regs}));
+}
+
+int64_t matmul_waves(int64_t tiles, int64_t sms, int64_t per_sm) {
+  return ceil_div(tiles, std::max<int64_t>(1, sms) * std::max<int64_t>(1, per_sm));
 }
 
 MatmulTile matmul_tile(const gpu::Op& op, int64_t task_id) {
@@ -153,10 +182,15 @@ TaskDemand task_demand(const GpuParams& p, const gpu::Op& op, int own_rank, int 
   const gpu::OpClass cls = gpu::op_class(op.type);
   if (op.is_virtual || cls == gpu::OpClass::Virtual) return d;
   if (op.type == gpu::OpType::Matmul) {
-    const MatmulTiming m = matmul_timing(p, matmul_tile(op, task_id), slot_warps, slot_sram);
+    const MatmulTile tile = matmul_tile(op, task_id);
+    // The L2 pass's HBM bytes of this tile over its A and B loads: the share that misses.
+    const double loads = static_cast<double>(ceil_div(tile.k, tile.tk) * (tile.m_valid + tile.n_valid) * tile.tk *
+                                             gpu::data_type_bytes(tile.in_type));
+    const MatmulTiming m = matmul_timing(p, tile, slot_warps, slot_sram, loads > 0 ? hbm_bytes_per_task / loads : 1);
     d.own_cycles = m.own_cycles;
     d.own_limiter = m.limiter;
     d.sm_math_cycles = m.sm_math_cycles;
+    d.sm_smem_cycles = m.sm_smem_cycles;
     d.l2_bytes = m.l2_bytes;
     d.hbm_bytes = std::min(hbm_bytes_per_task, m.l2_bytes);
     d.flops = static_cast<double>(op.task_cost.flops);

@@ -1,8 +1,9 @@
 // GPU timing: pure formulas, no SystemC (docs/gpu.md#timing). One task (an ARK output tile) on
 // one slot (a group of warps of one SM) asks the hardware for: its own latency on the slot, a
-// share of the SM's math pipes, bytes through the L2 and HBM shared by all SMs, and bytes over
-// the links to other GPUs. The SM model (models/gpu/gpu_units.h) reserves the shared parts on
-// arbitrated servers, so concurrent tasks and processor groups slow each other down.
+// share of the SM's math pipes and shared-memory port, bytes through its SM's L2 port, the L2
+// and HBM shared by all SMs, and bytes over the links to other GPUs. The SM model
+// (models/gpu/sm.h) reserves the shared parts on arbitrated servers, so concurrent tasks and
+// processor groups slow each other down.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -22,8 +23,8 @@ struct GpuParams {
   int warp_size = 32;
   int max_warps_per_block = 32;
   int sub_partitions = 4;
-  int64_t smem_per_sm_bytes = 228 * 1024;
   int64_t smem_per_block_bytes = 227 * 1024;
+  int64_t registers_per_sm_bytes = 256 * 1024;
   double clock_ghz = 1.83;
   double smem_bytes_per_cycle = 128;    // per SM
   double tensor_fpc_fp16 = 4096;        // flop/cycle per SM
@@ -32,12 +33,14 @@ struct GpuParams {
   double vector_fpc = 256;              // flop/cycle per SM
   double transcendental_flops = 4;
   double mma_efficiency = 0.8;
+  double k_step_cycles = 40;            // fixed cost of one K iteration of a matmul tile
   double hbm_bytes_per_cycle = 1648;    // whole GPU, sustained (peak x efficiency)
   double hbm_latency_cycles = 1098;
+  double l2_latency_cycles = 366;       // a load that hits in L2
   int64_t l2_bytes = 50LL << 20;
   double l2_bytes_per_cycle = 5464;     // whole GPU
   double sm_l2_bytes_per_cycle = 64;    // one SM's port
-  double bytes_in_flight_per_warp = 2048;
+  double bytes_in_flight_per_warp = 2048;  // warp_size x gpu.mem.bytes_in_flight_per_thread
   double task_overhead_cycles = 200;
   double barrier_cycles = 1830;
   double launch_overhead_cycles = 9150;
@@ -62,7 +65,8 @@ struct TaskDemand {
   double own_cycles = 0;       // alone on its slot with an idle memory system
   Limiter own_limiter = Limiter::Latency;
   double sm_math_cycles = 0;   // occupancy of the SM's math pipes at the whole SM's rate
-  double l2_bytes = 0;         // loads and stores of this SM through the L2
+  double sm_smem_cycles = 0;   // occupancy of the SM's shared-memory port (matmul operand reads)
+  double l2_bytes = 0;         // loads and stores of this SM through the L2 (and its SM port)
   double hbm_bytes = 0;        // the part of them that reaches HBM
   double flops = 0;
   std::vector<std::pair<int, double>> link_bytes;  // (destination rank, bytes) written remotely
@@ -90,16 +94,31 @@ struct MatmulTiming {
   int warps_m = 1, warps_n = 1;          // warp grid over the tile
   int64_t stage_bytes = 0;               // A and B slices of one K step
   int64_t stages = 2;                    // K steps in flight (shared-memory pipeline depth)
-  double math_step = 0, smem_step = 0, load_step = 0;  // cycles per K step
+  double load_latency = 0;               // of one stage: L2 hit latency + miss share x (HBM - L2)
+  // Cycles per K step: tensor math, shared-memory operand reads, the stage through the SM's
+  // L2 port, and the load latency the other stages in flight do not hide.
+  double math_step = 0, smem_step = 0, load_step = 0, latency_step = 0;
+  double step = 0;                       // max of the four + gpu.matmul.k_step_cycles
   double prologue = 0, epilogue = 0;
   double own_cycles = 0;
   Limiter limiter = Limiter::Math;
-  double sm_math_cycles = 0;
+  double sm_math_cycles = 0, sm_smem_cycles = 0;
   double l2_bytes = 0;
 };
 
-// docs/gpu.md#matmul: own = latency + k_steps * max(math, smem, load) + epilogue.
-MatmulTiming matmul_timing(const GpuParams& p, const MatmulTile& t, int slot_warps, int64_t slot_sram);
+// docs/gpu.md#matmul-the-tile-model: own = overhead + latency + k_steps * (max(math, smem,
+// load, latency / (stages - 1)) + k_step) + epilogue. miss_share: the part of the tile's loads
+// that misses L2.
+MatmulTiming matmul_timing(const GpuParams& p, const MatmulTile& t, int slot_warps, int64_t slot_sram,
+                           double miss_share = 0);
+
+// Tiles one SM runs at once (at least 1): what its warps (max_warps_per_block / warps), its
+// shared memory (smem_bytes / (stages x stage)) and its register file (registers_per_sm /
+// (1.5 x TM x TN x 4 B): the fp32 accumulators and the registers around them) allow.
+int64_t matmul_tiles_per_sm(const GpuParams& p, const MatmulTile& t, int warps, int64_t stages, int64_t smem_bytes);
+
+// Waves of `tiles` tiles over `sms` SMs running `per_sm` tiles each at once: ceil(tiles / (sms * per_sm)).
+int64_t matmul_waves(int64_t tiles, int64_t sms, int64_t per_sm);
 
 // The matmul tile of task `task_id` of op (edge tiles have fewer valid rows/cols).
 MatmulTile matmul_tile(const gpu::Op& op, int64_t task_id);

@@ -1,5 +1,6 @@
 // Completion tracking shared by all units of one simulation: a command may start once every
-// command it depends on has finished. Also records each command's start/end time.
+// command it depends on has finished. Also records each command's start/end time. The NPU's
+// units track their commands with it, the GPU model its packet writes (models/gpu/gpu_sync.h).
 #pragma once
 #include <systemc>
 
@@ -26,7 +27,9 @@ struct JobRecord {
 
 class Scoreboard {
  public:
-  Scoreboard(size_t n, sc_core::sc_time period) : m_done(n, false), m_records(n), m_clock(period) {
+  Scoreboard(size_t n, sc_core::sc_time period) : Scoreboard(n, Clock(period)) {}
+  // With a clock of fractional period (Clock::from_ps: the GPU's 546.45 ps).
+  Scoreboard(size_t n, const Clock& clock) : m_done(n, false), m_ready(n, 0), m_records(n), m_clock(clock) {
     m_events.reserve(n);
     for (size_t i = 0; i < n; ++i) m_events.emplace_back(std::make_unique<sc_core::sc_event>());
   }
@@ -41,8 +44,22 @@ class Scoreboard {
   }
   void finish(int id) {
     m_records[id].end_cycle = now_cycles();
+    m_ready[id] = m_clock.now();
     m_done[id] = true;
     m_events[id]->notify(sc_core::SC_ZERO_TIME);
+  }
+  // A job whose result becomes visible later than now, at ready_cycle (fractional cycles): a
+  // remote write that lands after the link latency. Waiters resume then.
+  void finish_at(int id, double ready_cycle) {
+    m_records[id].end_cycle = static_cast<int64_t>(ready_cycle + 0.5);
+    m_ready[id] = ready_cycle;
+    m_done[id] = true;
+    m_events[id]->notify(sc_core::SC_ZERO_TIME);
+  }
+  // Blocks the calling SC_THREAD until job `id` is done and its result visible.
+  void wait_ready(int id) {
+    while (!m_done[id]) sc_core::wait(*m_events[id]);
+    m_clock.wait_until(m_ready[id]);
   }
   int64_t now_cycles() const { return m_clock.now_cycles(); }
   sc_core::sc_time cycles(int64_t n) const { return m_clock.cycles(n); }
@@ -57,6 +74,7 @@ class Scoreboard {
 
  private:
   std::vector<bool> m_done;
+  std::vector<double> m_ready;  // when each finished job's result is visible (fractional cycles)
   std::vector<std::unique_ptr<sc_core::sc_event>> m_events;
   std::vector<JobRecord> m_records;
   Clock m_clock;

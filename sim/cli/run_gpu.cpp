@@ -94,17 +94,25 @@ int run_gpu(const RunOptions& run, const GpuCliOptions& o, bool hw_given) {
   return simulate_and_report(run, plans, cfg, workload);
 }
 
-// "128x256x64:8" -> tile and warps; shared memory: 3 pipeline stages of the A and B slices.
+// "128x256x64:8[:3]" -> tile, warps and pipeline stages (default 3): the slot's shared memory
+// holds that many stages of the A and B slices.
 mapping::MatmulPlanSpec parse_tile(const std::string& s) {
   mapping::MatmulPlanSpec t;
   long long tm, tn, tk;
-  int w;
+  int w, stages = 3;
   char tail;
-  if (std::sscanf(s.c_str(), "%lldx%lldx%lld:%d%c", &tm, &tn, &tk, &w, &tail) != 4 || tm < 1 || tn < 1 || tk < 1 || w < 1)
-    throw InputError("--tile", s, "expected TMxTNxTK:WARPS, e.g. 128x256x64:8");
-  t.tm = tm, t.tn = tn, t.tk = tk, t.warps = w;
-  t.sram_bytes = 3 * (tm + tn) * tk * 2;
+  const int got = std::sscanf(s.c_str(), "%lldx%lldx%lld:%d:%d%c", &tm, &tn, &tk, &w, &stages, &tail);
+  if ((got != 4 && got != 5) || tm < 1 || tn < 1 || tk < 1 || w < 1 || stages < 2 || tm > (1 << 16) || tn > (1 << 16) ||
+      tk > (1 << 16) || w > 1024 || stages > 64)
+    throw InputError("--tile", s, "expected TMxTNxTK:WARPS[:STAGES] (sizes up to 65536, 2-64 stages), e.g. 128x256x64:8:3");
+  t.tm = tm, t.tn = tn, t.tk = tk, t.warps = w, t.stages = stages;
+  t.sram_bytes = stages * (tm + tn) * tk * 2;
   return t;
+}
+
+std::string tile_name(const mapping::MatmulPlanSpec& t) {
+  return std::to_string(t.tm) + "x" + std::to_string(t.tn) + "x" + std::to_string(t.tk) + ":" + std::to_string(t.warps) +
+         ":" + std::to_string(t.stages);
 }
 
 int run_calibrate(const GpuCliOptions& o) {
@@ -120,9 +128,12 @@ int run_calibrate(const GpuCliOptions& o) {
   for (const json::Cursor& r : root.at("rows").elements())
     rows.push_back({r.get_int("M"), r.get_int("N"), r.get_int("K"), r.at("ms").as_double() * 1000.0});
   std::vector<mapping::MatmulPlanSpec> tiles;
-  for (const std::string& t : o.tiles.empty() ? std::vector<std::string>{"128x256x64:8", "256x128x64:8", "128x128x64:4",
-                                                                         "128x64x64:4", "64x128x64:4", "64x64x64:4"}
-                                              : o.tiles)
+  // Default candidates: ARK's 128x256 tile and smaller ones, each with 3 stages and with a
+  // deeper pipeline (libraries pick 4-7 stages for skinny, latency-bound shapes).
+  const std::vector<std::string> candidates{"128x256x64:8:3", "256x128x64:8:3", "128x128x64:4:3", "128x64x64:4:3",
+                                            "64x128x64:4:3",  "64x64x64:4:3",   "128x128x64:4:4", "128x64x64:4:5",
+                                            "64x128x64:4:5",  "64x64x64:4:6"};
+  for (const std::string& t : o.tiles.empty() ? candidates : o.tiles)
     tiles.push_back(parse_tile(t));
   const int64_t smem_limit = params.smem_per_block_bytes - frontends::kArkSmemReservedBytes;
   // One simulation per process: every (row, tile) runs in its own forked child.
@@ -137,6 +148,10 @@ int run_calibrate(const GpuCliOptions& o) {
         const Row& r = rows[i / tiles.size()];
         s.m = r.m, s.n = r.n, s.k = r.k;
         if (s.sram_bytes > smem_limit) return std::string("-1");
+        // Occupancy: as many tiles per SM as its warps, shared memory and registers hold.
+        models::MatmulTile tile;
+        tile.tm = s.tm, tile.tn = s.tn, tile.tk = s.tk;
+        s.slots = models::matmul_tiles_per_sm(params, tile, s.warps, s.stages, smem_limit);
         const gpu::Program p = mapping::single_matmul_plan(s, params.num_sms, smem_limit);
         const mapping::GpuSimResult sim = engine::simulate_gpu({p}, cfg);
         char b[64];
@@ -162,9 +177,7 @@ int run_calibrate(const GpuCliOptions& o) {
     const Row& r = rows[ri];
     const double err = 100.0 * (pred - r.measured_us) / r.measured_us;
     errors.push_back(std::fabs(err));
-    const mapping::MatmulPlanSpec& t = tiles[best];
-    const std::string tile = std::to_string(t.tm) + "x" + std::to_string(t.tn) + "x" + std::to_string(t.tk) + ":" +
-                             std::to_string(t.warps);
+    const std::string tile = tile_name(tiles[best]);
     std::printf("%-7lld %-7lld %-7lld %12.2f %12.2f %+7.1f%%  %s\n", static_cast<long long>(r.m),
                 static_cast<long long>(r.n), static_cast<long long>(r.k), r.measured_us, pred, err, tile.c_str());
     csv << r.m << "," << r.n << "," << r.k << "," << r.measured_us << "," << pred << "," << err << "," << tile << "\n";
@@ -173,7 +186,7 @@ int run_calibrate(const GpuCliOptions& o) {
   std::sort(sorted.begin(), sorted.end());
   const size_t n = sorted.size();
   const double median = n == 0 ? 0 : (n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2);
-  std::printf("median |error| over %zu rows: %.1f%%\n", n, median);
+  std::printf("median |error| over %zu rows: %.1f%%, worst %.1f%%\n", n, median, n ? sorted.back() : 0.0);
   if (!o.cal_csv.empty()) write_output(o.cal_csv, csv.str());
   return kOk;
 }
@@ -203,7 +216,7 @@ std::function<int()> add_gpu_command(CLI::App& app, RunOptions& run) {
   cal->add_option("--hw", o->cal_hw, "GPU hardware description")->capture_default_str();
   cal->add_option("--gemm", o->gemm, "measured GEMM times (JSON with rows of M, N, K, ms)")->required();
   cal->add_option("--set", o->cal_sets, "override a hardware parameter (repeatable)");
-  cal->add_option("--tile", o->tiles, "candidate tile TMxTNxTK:WARPS (repeatable; default: six tiles, best taken)");
+  cal->add_option("--tile", o->tiles, "candidate tile TMxTNxTK:WARPS[:STAGES] (repeatable; default: ten tiles, best taken)");
   cal->add_option("--csv", o->cal_csv, "write the comparison as CSV");
   cal->add_option("-j,--jobs", o->jobs, "simulations in parallel (default: number of cores)");
   CLI::Option* hw = app.get_option("--hw");

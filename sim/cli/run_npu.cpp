@@ -51,7 +51,10 @@ int run_npu(const RunOptions& o) {
 }
 
 int run_report_fields() {
-  std::cout << report::layer_fields_markdown();
+  std::cout << report::layer_fields_markdown() << "\n"
+            << "Run-level fields: `totals` of the JSON report and the result columns of sweeps\n"
+            << "(`sim/report/report.cpp: run_fields`):\n\n"
+            << report::run_fields_markdown();
   return kOk;
 }
 

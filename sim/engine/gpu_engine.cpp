@@ -3,8 +3,11 @@
 #include <systemc>
 
 #include <memory>
+#include <utility>
 
-#include "sim/engine/gpu_rank.h"
+#include "models/gpu/sm.h"
+#include "sim/mapping/gpu_schedule.h"
+#include "sim/mapping/gpu_traffic.h"
 #include "sim/ir/error.h"
 
 namespace npusim::engine {
@@ -24,11 +27,18 @@ mapping::GpuSimResult simulate_gpu(const std::vector<gpu::Program>& plans, const
     by_rank.push_back(&p);
   }
   const mapping::CommPlan comm(by_rank);
-  models::GpuSystem sys(static_cast<int>(plans.size()), params, period_ps);
-  std::vector<std::unique_ptr<GpuRank>> ranks;
-  for (size_t r = 0; r < plans.size(); ++r)
-    ranks.push_back(std::make_unique<GpuRank>(("gpu" + std::to_string(r)).c_str(), plans[r], schedules[r], comm, params,
-                                              sys, params.launch_overhead_cycles));
+  models::GpuSystem sys(static_cast<int>(plans.size()), params, period_ps, comm.packet_source_tasks());
+  // One SM array per GPU, all sharing the system's clock, semaphores and link fabric.
+  std::vector<std::unique_ptr<models::SmArray>> ranks;
+  for (size_t r = 0; r < plans.size(); ++r) {
+    std::vector<std::vector<double>> hbm;
+    for (const auto& ops : mapping::plan_hbm_traffic(plans[r], params.l2_bytes)) {
+      hbm.emplace_back();
+      for (const mapping::OpTraffic& t : ops) hbm.back().push_back(t.hbm_read_bytes + t.hbm_write_bytes);
+    }
+    ranks.push_back(std::make_unique<models::SmArray>(("gpu" + std::to_string(r)).c_str(), plans[r], schedules[r], comm,
+                                                      std::move(hbm), params, sys, params.launch_overhead_cycles));
+  }
   sc_core::sc_start();
   std::string stuck;
   const gpu::Program* first_stuck = nullptr;

@@ -202,7 +202,7 @@ gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t sm
   t.pointer = "/TaskInfos/0";
   t.ops.push_back(op);
   p.task_infos.push_back(t);
-  const int wpp = std::max(s.warps, s.warps_per_processor);
+  const int wpp = s.slots > 0 ? static_cast<int>(s.slots) * s.warps : std::max(s.warps, s.warps_per_processor);
   int64_t slots = wpp / s.warps;
   if (s.sram_bytes > 0) slots = std::min<int64_t>(slots, smem_limit / s.sram_bytes);
   slots = std::max<int64_t>(1, slots);

@@ -30,8 +30,10 @@ struct MatmulPlanSpec {
   gpu::DataType dtype = gpu::DataType::FP16;
   int64_t tm = 128, tn = 256, tk = 64;
   int warps = 8;
+  int stages = 3;              // pipeline depth the slot's SRAM holds (sram_bytes = stages x stage)
   int64_t sram_bytes = 147456;
   int warps_per_processor = 8;
+  int64_t slots = 0;           // tiles per processor at once; 0: as many as warps and smem_limit allow
 };
 gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t smem_limit);
 

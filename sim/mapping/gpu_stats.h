@@ -1,59 +1,15 @@
-// What one GPU simulation measured (filled by sim/engine/gpu_engine.cpp, read by
-// sim/report/gpu_report.cpp). All times in cycles of clock_mhz from the kernel launch; no SystemC.
+// What one GPU simulation measured: the SM model's statistics (models/gpu/sm_stats.h), under
+// the names the reports and the system engine use.
 #pragma once
-#include <array>
-#include <cstdint>
-#include <vector>
-
-#include "models/gpu/gpu_timing.h"
+#include "models/gpu/sm_stats.h"
 
 namespace npusim::mapping {
 
-using LimiterCycles = std::array<double, models::kNumLimiters>;
-
-// Work counted per processor group and per op.
-struct GpuWork {
-  int64_t tasks = 0;
-  double slot_cycles = 0;  // task time summed over slots (a task on 2 slots at once counts twice)
-  double flops = 0, l2_bytes = 0, hbm_bytes = 0, link_bytes = 0;
-  LimiterCycles limiter_cycles{};  // slot_cycles split by the term that decided each task's end
-};
-
-struct GpuPgStats {
-  double start = -1, end = -1;  // first task start, last task end (-1: ran no task)
-  GpuWork work;
-};
-
-// One step of one processor: its tasks of one task group, or a barrier (from the processor's
-// arrival, when its last warp got there, to the release).
-struct GpuSpan {
-  int sm = 0;
-  int pg = 0;
-  int seq = -1;      // GpuSchedule::seqs index; -1 for a barrier
-  int barrier = -1;  // GpuSchedule::barriers index
-  double start = 0, end = 0;
-  int64_t tasks = 0;
-};
-
-struct GpuRankResult {
-  int rank = 0;
-  double end_cycles = 0;  // last task or barrier of this rank
-  std::vector<double> sm_busy_cycles;  // time with at least one slot running a task, per processor
-  std::vector<int64_t> sm_tasks;
-  double hbm_bytes = 0, hbm_busy_cycles = 0, l2_bytes = 0, l2_busy_cycles = 0;
-  double link_out_bytes = 0;
-  std::vector<GpuPgStats> pgs;              // per processor group of the plan
-  std::vector<std::vector<GpuWork>> ops;    // per TaskInfo index, per op
-  std::vector<GpuSpan> spans;               // in (processor, program) order
-  std::vector<double> barrier_release;      // per GpuSchedule::barriers
-  std::vector<int> barrier_last_pg;         // processor group the last arrival came from (-1: none)
-};
-
-struct GpuSimResult {
-  double clock_mhz = 0;
-  double launch_cycles = 0;  // gpu.launch_overhead_us: nothing runs before it
-  double end_cycles = 0;     // max over ranks
-  std::vector<GpuRankResult> ranks;  // by rank
-};
+using models::GpuPgStats;
+using models::GpuRankResult;
+using models::GpuSimResult;
+using models::GpuSpan;
+using models::GpuWork;
+using models::LimiterCycles;
 
 }  // namespace npusim::mapping

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "sim/mapping/gpu_schedule.h"
+
 namespace npusim::mapping {
 
 models::ByteRegion tensor_region(const gpu::Tensor& t) {
@@ -37,7 +39,62 @@ int task_info_index(const gpu::Program& p, int64_t id) {
   return -1;
 }
 
+int64_t ceil_div(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
+
+// Above this many tiles a Matmul's reads are played as whole tensors (bounded pass time).
+constexpr int64_t kMaxWaveTiles = 1 << 16;
+
+// Panel i of n of a tensor's region: equal byte slices stand for its row (A) or column (B)
+// panels; the LRU needs only their identity and size, not where the strided bytes lie.
+models::ByteRegion panel(const models::ByteRegion& r, int64_t i, int64_t n) {
+  return {r.buffer, r.begin + r.size() * i / n, r.begin + r.size() * (i + 1) / n};
+}
+
 }  // namespace
+
+bool play_matmul_waves(models::L2Residency& l2, const gpu::Op& op, int64_t concurrent, int rank, OpTraffic& t) {
+  if (op.type != gpu::OpType::Matmul || !op.matmul || op.read_tensors.size() < 2 || !op.config.tile_shape_mnk)
+    return false;
+  const gpu::MatmulShape& s = *op.matmul;
+  const auto& tile = *op.config.tile_shape_mnk;
+  const int64_t mt = ceil_div(s.m, tile[0]), nt = ceil_div(s.n, tile[1]);
+  const int64_t batch = std::max<int64_t>(1, s.batch), tiles = batch * mt * nt;
+  if (mt <= 0 || nt <= 0 || tiles > kMaxWaveTiles) return false;
+  const gpu::Tensor& a = op.read_tensors[0];
+  const gpu::Tensor& b = op.read_tensors[1];
+  // Batched operands have a panel per (batch, tile row/column); broadcast ones one per row/column.
+  const int64_t pa = a.num_elements() >= batch * s.m * s.k ? batch * mt : mt;
+  const int64_t pb = b.num_elements() >= batch * s.k * s.n ? batch * nt : nt;
+  const models::ByteRegion ra = tensor_region(a), rb = tensor_region(b);
+  const int64_t per_wave = std::max<int64_t>(1, concurrent);
+  for (int64_t w0 = 0; w0 < tiles; w0 += per_wave) {
+    // The wave's tiles (task ids in order, row-major over [batch, M/TM, N/TN]) share panels:
+    // each distinct one is fetched once, the other tiles hit it.
+    std::set<int64_t> rows, cols;
+    for (int64_t id = w0; id < std::min(tiles, w0 + per_wave); ++id) {
+      const int64_t ni = id % nt, mi = (id / nt) % mt, bi = id / (nt * mt);
+      rows.insert((bi * mt + mi) % pa);
+      cols.insert((bi * nt + ni) % pb);
+    }
+    for (const auto& [x, r, n, ids] : {std::tie(a, ra, pa, rows), std::tie(b, rb, pb, cols)}) {
+      if (x.is_remote(rank)) continue;
+      for (int64_t i : ids) {
+        const models::L2Access acc = l2.read(panel(r, i, n));
+        t.hbm_read_bytes += acc.miss_bytes * touched_share(x, r);
+        t.hbm_write_bytes += acc.writeback_bytes;
+      }
+    }
+  }
+  for (size_t i = 2; i < op.read_tensors.size(); ++i) {  // anything else it reads, whole
+    const gpu::Tensor& x = op.read_tensors[i];
+    if (x.is_remote(rank)) continue;
+    const models::ByteRegion r = tensor_region(x);
+    const models::L2Access acc = l2.read(r);
+    t.hbm_read_bytes += acc.miss_bytes * touched_share(x, r);
+    t.hbm_write_bytes += acc.writeback_bytes;
+  }
+  return true;
+}
 
 std::vector<std::vector<OpTraffic>> plan_hbm_traffic(const gpu::Program& p, int64_t l2_bytes) {
   std::vector<std::vector<OpTraffic>> out(p.task_infos.size());
@@ -50,16 +107,20 @@ std::vector<std::vector<OpTraffic>> plan_hbm_traffic(const gpu::Program& p, int6
         const int ti = task_info_index(p, tg.task_id);
         if (ti < 0 || !played.insert(ti).second) continue;
         const gpu::TaskInfo& task = p.task_infos[ti];
+        // Tiles of this task group running at once: its processors x slots.
+        const int64_t concurrent = span_of(rg.processor_range).size() * gpu::num_slots(rg, task);
         for (size_t oi = 0; oi < task.ops.size(); ++oi) {
           const gpu::Op& op = task.ops[oi];
           if (op.is_virtual || gpu::op_class(op.type) == gpu::OpClass::Virtual) continue;
           OpTraffic& t = out[ti][oi];
-          for (const gpu::Tensor& x : op.read_tensors) {
-            if (x.is_remote(p.rank)) continue;
-            const models::ByteRegion r = tensor_region(x);
-            const models::L2Access a = l2.read(r);
-            t.hbm_read_bytes += a.miss_bytes * touched_share(x, r);
-            t.hbm_write_bytes += a.writeback_bytes;
+          if (!play_matmul_waves(l2, op, concurrent, p.rank, t)) {
+            for (const gpu::Tensor& x : op.read_tensors) {
+              if (x.is_remote(p.rank)) continue;
+              const models::ByteRegion r = tensor_region(x);
+              const models::L2Access a = l2.read(r);
+              t.hbm_read_bytes += a.miss_bytes * touched_share(x, r);
+              t.hbm_write_bytes += a.writeback_bytes;
+            }
           }
           for (const gpu::Tensor& x : op.write_tensors) {
             if (x.is_remote(p.rank)) continue;
@@ -69,10 +130,6 @@ std::vector<std::vector<OpTraffic>> plan_hbm_traffic(const gpu::Program& p, int6
         }
       }
   return out;
-}
-
-bool spins_on_packets(gpu::OpType t) {
-  return t == gpu::OpType::RecvPacket || t == gpu::OpType::RecvReduceSendPacket;
 }
 
 CommPlan::CommPlan(const std::vector<const gpu::Program*>& plans) : m_plans(plans) {
@@ -154,6 +211,16 @@ std::optional<PhysicalBuffer> CommPlan::resolve(int rank, int64_t id) const {
 }
 
 bool CommPlan::is_packet_source(int rank, int ti, int op) const { return m_sources.count({rank, ti, op}) > 0; }
+
+std::vector<TaskKey> CommPlan::packet_source_tasks() const {
+  std::vector<TaskKey> out;
+  for (const auto& [k, on] : m_sources) {
+    const auto& [rank, ti, op] = k;
+    const int64_t n = std::max<int64_t>(1, m_plans[static_cast<size_t>(rank)]->task_infos[static_cast<size_t>(ti)].num_tasks);
+    for (int64_t t = 0; t < n; ++t) out.emplace_back(rank, ti, op, t);
+  }
+  return out;
+}
 
 std::vector<TaskKey> CommPlan::packet_sources(int rank, int ti, int op, int64_t task) const {
   std::vector<TaskKey> out;

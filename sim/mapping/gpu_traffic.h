@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/gpu/l2_timing.h"
+#include "models/gpu/sm_program.h"
 #include "sim/ir/gpu_program.h"
 
 namespace npusim::mapping {
@@ -20,6 +21,11 @@ struct OpTraffic {
     return num_tasks > 0 ? (hbm_read_bytes + hbm_write_bytes) / static_cast<double>(num_tasks) : 0;
   }
 };
+
+// A Matmul's reads in waves (docs/gpu.md#l2): `concurrent` tiles run at once in task order;
+// each wave fetches the distinct A row panels and B column panels of its tiles through `l2`
+// (other reads whole). False (nothing played) for other ops, or above 65536 tiles.
+bool play_matmul_waves(models::L2Residency& l2, const gpu::Op& op, int64_t concurrent, int rank, OpTraffic& t);
 
 // Byte range of a tensor within its buffer: from its first to one past its last element.
 models::ByteRegion tensor_region(const gpu::Tensor& t);
@@ -36,11 +42,10 @@ struct PhysicalBuffer {
   bool operator<(const PhysicalBuffer& o) const { return std::tie(rank, id) < std::tie(o.rank, o.id); }
 };
 
-// One task of one op of one rank: (rank, TaskInfo index, op index, task id).
-using TaskKey = std::tuple<int, int, int, int64_t>;
+using models::TaskKey;
 
 // Cross-rank structure of a multi-rank run; plans are indexed by rank.
-class CommPlan {
+class CommPlan : public models::PacketDeps {
  public:
   explicit CommPlan(const std::vector<const gpu::Program*>& plans_by_rank);
   // The owner's buffer behind buffer `id` of `rank`'s plan: itself when local; for a remote
@@ -50,9 +55,10 @@ class CommPlan {
   // Writer tasks (on other ranks) whose remote writes fill the bytes that task `task` of op
   // (rank, ti, op) reads, for ops that spin on packet flags (RecvPacket,
   // RecvReduceSendPacket). Tasks map onto their tensor's byte range proportionally.
-  std::vector<TaskKey> packet_sources(int rank, int ti, int op, int64_t task) const;
+  std::vector<TaskKey> packet_sources(int rank, int ti, int op, int64_t task) const override;
   // Whether op (rank, ti, op) writes bytes some packet reader waits for.
-  bool is_packet_source(int rank, int ti, int op) const;
+  bool is_packet_source(int rank, int ti, int op) const override;
+  std::vector<TaskKey> packet_source_tasks() const override;
 
  private:
   struct RemoteWrite {
@@ -71,6 +77,6 @@ class CommPlan {
   std::map<std::tuple<int, int, int>, bool> m_sources;
 };
 
-bool spins_on_packets(gpu::OpType t);  // RecvPacket, RecvReduceSendPacket
+using models::spins_on_packets;  // RecvPacket, RecvReduceSendPacket
 
 }  // namespace npusim::mapping

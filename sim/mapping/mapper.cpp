@@ -46,6 +46,9 @@ MapperParams MapperParams::read(const config::HwConfig& c) {
   p.staged_prefetch_layers = static_cast<int>(c.get_int("mapping.staged_prefetch_layers"));
   p.serialize_layers = c.get_bool("mapping.serialize_layers");
   p.keep_activations_on_chip = c.get_bool("mapping.keep_activations_on_chip");
+  p.batch_groups_per_stage = c.get_bool("mapping.batch_groups_per_stage");
+  p.batch_group_fill = c.get_double("mapping.batch_group_fill");
+  p.activation_prefetch_layers = static_cast<int>(c.get_int("mapping.activation_prefetch_layers"));
   const double bytes_per_cycle = c.get_double("host.bandwidth_gbps") / c.clock_ghz();
   p.host_cycles_per_byte = 1.0 / bytes_per_cycle;
   p.host_op_cycles = static_cast<int64_t>(std::llround(c.get_double("host.op_overhead_us") * 1000 * c.clock_ghz()));
@@ -60,13 +63,15 @@ using ir::Shape;
 class Mapper {
  public:
   Mapper(const ir::Graph& g, const config::HwConfig& c)
-      : m_graph(g), m_cfg(c), m_p(MapperParams::read(c)), m_pe(models::PeArrayParams::read(c)), m_prefetch(m_p) {
+      : m_graph(g), m_cfg(c), m_p(MapperParams::read(c)), m_pe(models::PeArrayParams::read(c)), m_prefetch(m_p),
+        m_vp_parallel_images(c.get_int("npu.vector.parallel_images")) {
     for (const Layer& l : g.layers) m_layer_named.emplace(l.name, &l);
   }
 
   Program run() {
     count_consumers();
     const auto segments = plan_segments(m_graph, m_p);
+    m_live = whole_batch_live_bytes(m_graph);
     size_t i = 0;
     for (const auto& seg : segments) {
       for (; i < seg.first; ++i) map_layer(m_graph.layers[i], Instance{});
@@ -84,11 +89,44 @@ class Mapper {
 
   void map_segment(const Segment& seg) {
     const int64_t batch = m_graph.batch();
+    if (seg.group >= batch) {  // the whole batch at once: plain layers with the run's L2 split
+      Instance inst;
+      inst.act_bytes = seg.act_bytes;
+      for (size_t i = seg.first; i < seg.first + seg.count; ++i) map_layer(m_graph.layers[i], inst);
+      return;
+    }
     std::set<std::string> inside;
     for (size_t i = seg.first; i < seg.first + seg.count; ++i) inside.insert(m_graph.layers[i].name);
     auto group_name = [](const std::string& n, int64_t g) { return n + "#g" + std::to_string(g); };
     std::map<std::string, int> plan_slot;
     const int64_t groups = ceil_div(batch, seg.group);
+    // Inputs from before the run are read once per group: hold them for every group (the
+    // older rule, kept byte-identical for other configs, lets them go after the first groups).
+    if (m_p.batch_groups_per_stage)
+      for (size_t i = seg.first; i < seg.first + seg.count; ++i)
+        for (const auto& p : m_graph.layers[i].previous) {
+          auto it = m_tensors.find(ir::edge_layer(p));
+          if (!inside.count(p) && it != m_tensors.end() && it->second.remaining_consumers > 0)
+            it->second.remaining_consumers += static_cast<int>(groups) - 1;
+        }
+    // Per-stage runs (the Gemini compiler's) leave their outputs for later layers in L2 when
+    // they fit beside the next groups; the other rule stores them per group.
+    // They fit when all of them (the next run reads them group by group), beside a group's
+    // peak, fit the run's activation space.
+    bool keep_outputs = false;
+    if (m_p.batch_groups_per_stage) {
+      int64_t boundary = 0, peak = 0;
+      for (size_t i = seg.first; i < seg.first + seg.count; ++i) {
+        const Layer& l = m_graph.layers[i];
+        peak = std::max(peak, ceil_div(m_live[i], batch) * seg.group);
+        bool outside = false;
+        for (const auto& n : l.next) outside = outside || (!inside.count(n) && layer_named(n));
+        if (outside && !l.output_shapes.empty())
+          boundary += bytes_of(l.output_shapes[0], l.output_dtypes.empty() ? ir::DType::Int8 : l.output_dtypes[0]);
+      }
+      const int64_t capacity = seg.act_bytes > 0 ? seg.act_bytes : m_p.l2_act_bytes;
+      keep_outputs = boundary + peak <= capacity;
+    }
     for (int64_t g = 0; g < groups; ++g) {
       const int64_t nb = std::min(seg.group, batch - g * seg.group);
       for (size_t i = seg.first; i < seg.first + seg.count; ++i) {
@@ -111,37 +149,57 @@ class Mapper {
           else outside_consumer = true;
         }
         l.name = group_name(orig, g);
-        m_consumers[l.name] = inside_consumers;
+        // A kept output stays live (one extra consumer) until the run is over.
+        m_consumers[l.name] = inside_consumers + (keep_outputs && outside_consumer ? 1 : 0);
         Instance inst;
         inst.plan_slot = g == 0 ? -1 : plan_slot.at(orig);
         inst.group = g;
         inst.orig_name = orig;
-        inst.force_store = outside_consumer;
+        inst.force_store = outside_consumer && !keep_outputs;
+        inst.act_bytes = seg.act_bytes;
         const int slot = map_layer(l, inst);
         if (g == 0) plan_slot[orig] = slot;
       }
     }
-    // Outside consumers read each run output from DRAM, once every group has stored its part.
+    // Outside consumers read each run output from DRAM, once every group has stored its part,
+    // or from L2 when every group's part stayed there.
     for (size_t i = seg.first; i < seg.first + seg.count; ++i) {
       const Layer& l = m_graph.layers[i];
-      const TensorState& last_group = m_tensors.at(group_name(l.name, groups - 1));
-      TensorState t;
-      t.in_l2 = false;
-      t.in_dram = true;
-      t.bytes = l.output_shapes.empty() ? 0 : bytes_of(l.output_shapes[0], l.output_dtypes.empty() ? ir::DType::Int8 : l.output_dtypes[0]);
       int outside = 0;
       for (const auto& n : l.next)
         if (!inside.count(n) && layer_named(n)) outside++;
+      TensorState t;
+      t.bytes = l.output_shapes.empty() ? 0 : bytes_of(l.output_shapes[0], l.output_dtypes.empty() ? ir::DType::Int8 : l.output_dtypes[0]);
       t.remaining_consumers = outside;
-      t.last_cmd = last_group.last_cmd;
-      t.store_cmd = last_group.store_cmd;
-      put_tensor(l.name, t);
-      // Inputs from before the run were consumed once per group; count them once.
-      for (const auto& p : l.previous) {
-        if (inside.count(p)) continue;
-        auto it = m_tensors.find(p);
-        if (it != m_tensors.end()) it->second.remaining_consumers = std::max(0, it->second.remaining_consumers + static_cast<int>(groups) - 1 - static_cast<int>(groups - 1));
+      bool all_in_l2 = true;
+      for (int64_t g = 0; g < groups; ++g) all_in_l2 = all_in_l2 && m_tensors.at(group_name(l.name, g)).in_l2;
+      if (keep_outputs && outside > 0) {
+        for (int64_t g = 0; g < groups; ++g) {
+          TensorState& part = m_tensors.at(group_name(l.name, g));
+          if (!all_in_l2 && part.in_l2) {  // some part was stored: store the rest too
+            Command st;
+            st.unit = Unit::Dma;
+            st.layer = plan_slot.at(l.name);
+            st.label = group_name(l.name, g) + " store";
+            st.dma = {models::DmaKind::StoreActivations, part.bytes, 1};
+            st.deps = {part.last_cmd};
+            part.store_cmd = add(std::move(st));
+            part.last_cmd = std::max(part.last_cmd, part.store_cmd);
+          }
+          part.remaining_consumers = 0;  // the whole tensor below holds its bytes
+        }
       }
+      const TensorState& last_group = m_tensors.at(group_name(l.name, groups - 1));
+      t.in_l2 = keep_outputs && outside > 0 && all_in_l2;
+      t.in_dram = !t.in_l2;
+      t.last_cmd = last_group.last_cmd;
+      t.store_cmd = t.in_l2 ? -1 : last_group.store_cmd;
+      if (!t.in_l2 && keep_outputs && outside > 0) {
+        int last_store = -1;  // stores run in program order on their queue: the last one ends last
+        for (int64_t g = 0; g < groups; ++g) last_store = std::max(last_store, m_tensors.at(group_name(l.name, g)).store_cmd);
+        t.store_cmd = last_store;
+      }
+      put_tensor(l.name, t);
     }
   }
 
@@ -225,7 +283,9 @@ class Mapper {
     int64_t group = 0;
     std::string orig_name;    // the layer's own name (instances are renamed "<name>#g<k>")
     bool force_store = false; // consumers outside the run read this output from DRAM
+    int64_t act_bytes = 0;    // L2 bytes for activations (0: the L2 activation share)
   };
+  int64_t act_capacity() const { return m_inst.act_bytes > 0 ? m_inst.act_bytes : m_p.l2_act_bytes; }
 
   // Maps one layer (instance); returns its LayerPlan index.
   int map_layer(const Layer& orig, const Instance& inst) {
@@ -300,7 +360,17 @@ class Mapper {
     }
     plan.input_from_dram = dram_in > 0;
     // A scheduler that issues one layer at a time: the layer waits for the previous NPU layer.
-    if (m_p.serialize_layers && !plan.on_host && m_prefetch.layers() > 0) input_deps.push_back(m_prefetch.last_layer_cmd());
+    m_serial_dep = m_load_dep = -1;
+    if (m_p.serialize_layers && !plan.on_host && m_prefetch.layers() > 0) {
+      // The previous layer's compute: its output stores drain behind this layer.
+      input_deps.push_back(m_serial_dep = m_compute_last.back());
+      // Activation loads from DRAM may start `activation_prefetch_layers` NPU layers ahead.
+      m_load_dep = m_serial_dep;
+      if (m_p.activation_prefetch_layers > 1) {
+        const int64_t back = static_cast<int64_t>(m_prefetch.layers()) - m_p.activation_prefetch_layers;
+        m_load_dep = back >= 0 ? m_compute_last[static_cast<size_t>(back)] : -1;
+      }
+    }
 
     // Consumers that need the output in DRAM: graph outputs and host layers.
     bool needs_dram_copy = false;
@@ -327,12 +397,12 @@ class Mapper {
     // Keep the output in L2 when it fits beside everything still live.
     int64_t live_other = live_l2_bytes(own);
     bool keep = m_p.keep_activations_on_chip && !needs_dram_copy &&
-                live_other + resident_in + plan.out_bytes <= m_p.l2_act_bytes;
+                live_other + resident_in + plan.out_bytes <= act_capacity();
     // Row tiling: what streams through L2 (from or to DRAM) must fit, double-buffered.
     const Shape out_shape = l.output_shapes.empty() ? Shape{1} : l.output_shapes[0];
     const int64_t total_rows = row_count(l);
     auto plan_rows = [&](bool keep_out) -> std::optional<RowTiling> {
-      return plan_row_tiles(l, live_other + resident_in + (keep_out ? plan.out_bytes : 0), m_p.l2_act_bytes, dram_in,
+      return plan_row_tiles(l, live_other + resident_in + (keep_out ? plan.out_bytes : 0), act_capacity(), dram_in,
                             keep_out ? 0 : plan.out_bytes, total_rows);
     };
     std::optional<RowTiling> tiling = plan_rows(keep);
@@ -347,7 +417,7 @@ class Mapper {
       if (spilled < 0) break;
       input_deps.push_back(spilled);  // the space is free once the store has read it
       live_other = live_l2_bytes(own);
-      keep = m_p.keep_activations_on_chip && !needs_dram_copy && live_other + resident_in + plan.out_bytes <= m_p.l2_act_bytes;
+      keep = m_p.keep_activations_on_chip && !needs_dram_copy && live_other + resident_in + plan.out_bytes <= act_capacity();
       tiling = plan_rows(keep);
       if (!tiling && keep) {
         keep = false;
@@ -370,6 +440,10 @@ class Mapper {
       emit_vp_layer(l, plan, layer_id, *tiling, input_deps, dram_in, keep, needs_dram_copy, last, store);
     record_plan(plan, layer_id);
     m_prefetch.layer_done(last);
+    int compute_last = -1;  // the layer's last PE / VP command (its stores may follow)
+    for (int id = static_cast<int>(m_prog.commands.size()) - 1; id >= 0 && m_prog.commands[id].layer == layer_id; --id)
+      if (m_prog.commands[id].unit != Unit::Dma) compute_last = std::max(compute_last, id);
+    m_compute_last.push_back(compute_last >= 0 ? compute_last : last);
     // A batch-group run's weights stay resident until its last group is done.
     if (m_inst.group > 0 && ir::runs_on_pe_array(l.op)) m_prefetch.extend(m_inst.orig_name, last);
     m_prefetch.commit_pending(last);
@@ -609,6 +683,12 @@ class Mapper {
           vp.vp.l2_bytes = tile_in + (last_pass ? tile_out : 0);
         }
         if (pi == 0) vp.vp.fixed_cycles = static_cast<int64_t>(std::ceil(opaque_cycles * frac));
+        // Images the VP takes side by side sweep one image's tile: one image's L2 traffic too
+        // (docs/timing.md#vector-processor).
+        int64_t images = 1;
+        for (const auto& st : vp.vp.stages) images = std::max(images, st.images);
+        const int64_t side_by_side = std::max<int64_t>(1, std::min(m_vp_parallel_images, images));
+        vp.vp.l2_bytes = ceil_div(vp.vp.l2_bytes, side_by_side);
         vp.deps = pi == 0 ? deps : std::vector<int>{prev};
         prev = add(std::move(vp));
       }
@@ -651,6 +731,10 @@ class Mapper {
     la.dma = {models::DmaKind::LoadActivations, bytes,
               std::max<int64_t>(1, l.input_shapes.empty() ? 1 : nchw(l.input_shapes[0]).c)};
     la.deps = input_deps;
+    if (m_load_dep != m_serial_dep) {  // prefetch: wait for an earlier layer, not the previous one
+      la.deps.erase(std::remove(la.deps.begin(), la.deps.end(), m_serial_dep), la.deps.end());
+      la.deps.push_back(m_load_dep);
+    }
     if (prev_work >= 0) la.deps.push_back(prev_work);
     return add(std::move(la));
   }
@@ -687,6 +771,10 @@ class Mapper {
   std::set<std::string> m_l2_resident;       // names of m_tensors that may be live in L2
   WeightPrefetch m_prefetch;                 // weight-prefetch policy and its history
   Instance m_inst;                           // the instance being mapped
+  std::vector<int64_t> m_live;               // whole-batch live activation bytes per layer
+  int64_t m_vp_parallel_images = 1;          // npu.vector.parallel_images
+  int m_serial_dep = -1, m_load_dep = -1;    // serialize_layers dep of the layer, and its loads'
+  std::vector<int> m_compute_last;           // last PE / VP command of each NPU layer, in order
   std::map<std::string, int> m_weight_cmd;   // a run's weight load, shared by its groups
   // A GEMM's second operand when it is an activation (attention's K, V): where it comes from.
   struct Operand {

@@ -3,21 +3,30 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 namespace npusim::report {
 
 using mapping::Unit;
 
-RunReport build_report(const std::string& workload, const mapping::Program& prog,
-                       const std::vector<mapping::CommandTiming>& timings, const config::HwConfig& cfg) {
-  RunReport r;
-  r.workload = workload;
+void describe_hardware(RunReport& r, const config::HwConfig& cfg) {
   r.hw_name = cfg.get_string("name");
   r.hw_source = cfg.source();
   r.clock_mhz = cfg.get_double("clock_mhz");
   r.dram_bytes_per_cycle = cfg.dram_bytes_per_cycle();
   r.config = cfg.resolved();
+  r.energy_modelled = cfg.get_double("energy.pj_per_mac") > 0 || cfg.get_double("energy.pj_per_dram_byte") > 0 ||
+                      cfg.get_double("energy.pj_per_sram_byte") > 0;
+  r.pe_count = cfg.get_int("npu.pe_array.rows") * cfg.get_int("npu.pe_array.cols");
+  r.l2_size_bytes = cfg.get_int("npu.l2.size_kib") * 1024;
+}
+
+RunReport build_report(const std::string& workload, const mapping::Program& prog,
+                       const std::vector<mapping::CommandTiming>& timings, const config::HwConfig& cfg) {
+  RunReport r;
+  r.workload = workload;
+  describe_hardware(r, cfg);
   const double pj_mac = cfg.get_double("energy.pj_per_mac"), pj_dram = cfg.get_double("energy.pj_per_dram_byte"),
                pj_sram = cfg.get_double("energy.pj_per_sram_byte");
 
@@ -187,10 +196,10 @@ nlohmann::json to_json(const RunReport& r) {
   nlohmann::json cfg = nlohmann::json::object();
   for (const auto& [k, v] : r.config) cfg[k] = v;
   j["hardware"]["config"] = cfg;
-  j["totals"] = {{"npu_cycles", r.npu_cycles}, {"host_cycles", r.host_cycles},
-                 {"time_ms", r.npu_cycles / (r.clock_mhz * 1e3)}, {"macs", r.total_macs},
-                 {"pe_utilization", r.pe_utilization}, {"dram_read_bytes", r.dram_read_bytes},
-                 {"dram_write_bytes", r.dram_write_bytes}, {"energy_uj", r.energy_uj}};
+  nlohmann::json totals = nlohmann::json::object();
+  for (const auto& f : run_fields())
+    if (f.in_totals) totals[f.name] = f.value(r);
+  j["totals"] = totals;
   nlohmann::json layers = nlohmann::json::array();
   for (const auto& l : r.layers) {
     nlohmann::json row;
@@ -248,6 +257,60 @@ const std::vector<LayerField>& layer_fields() {
       {"energy_uj", "uJ", "MACs, DRAM and SRAM bytes times the energy.* coefficients (0 when unset)", [](const LayerRow& l) { return J(l.energy_uj); }, true},
   };
   return f;
+}
+
+std::string dominant_bound(const RunReport& r) {
+  static const char* order[] = {"compute", "memory", "vector", "host"};
+  std::map<std::string, int64_t> by_bound;
+  for (const auto& l : r.layers) by_bound[l.bound] += l.cycles;
+  std::string bound;
+  int64_t best = -1;
+  for (const char* b : order)
+    if (by_bound.count(b) && by_bound[b] > best) best = by_bound[b], bound = b;
+  return bound;
+}
+
+const std::vector<RunField>& run_fields() {
+  using J = nlohmann::json;
+  static const std::vector<RunField> f = {
+      {"npu_cycles", "cycles", "end of the last NPU layer (the simulated time)",
+       [](const RunReport& r) { return J(r.npu_cycles); }, true, false},
+      {"cycles", "cycles", "npu_cycles", [](const RunReport& r) { return J(r.npu_cycles); }, false, true},
+      {"host_cycles", "cycles", "host (cpu) layers, summed; not in npu_cycles",
+       [](const RunReport& r) { return J(r.host_cycles); }, true, true},
+      {"time_ms", "ms", "npu_cycles at clock_mhz",
+       [](const RunReport& r) { return J(r.npu_cycles / (r.clock_mhz * 1e3)); }, true, true},
+      {"macs", "MAC", "multiply-accumulates of every layer", [](const RunReport& r) { return J(r.total_macs); }, true,
+       false},
+      {"pe_count", "PEs", "npu.pe_array.rows x cols", [](const RunReport& r) { return J(r.pe_count); }, false, true},
+      {"l2_bytes", "bytes", "npu.l2.size_kib x 1024", [](const RunReport& r) { return J(r.l2_size_bytes); }, false,
+       true},
+      {"pe_utilization", "fraction", "macs / (npu_cycles x peak MAC/cycle)",
+       [](const RunReport& r) { return J(r.pe_utilization); }, true, true},
+      {"dram_read_bytes", "bytes", "served by the DRAM model, all layers",
+       [](const RunReport& r) { return J(r.dram_read_bytes); }, true, true},
+      {"dram_write_bytes", "bytes", "served by the DRAM model, all layers",
+       [](const RunReport& r) { return J(r.dram_write_bytes); }, true, true},
+      {"dram_bytes", "bytes", "dram_read_bytes + dram_write_bytes",
+       [](const RunReport& r) { return J(r.dram_read_bytes + r.dram_write_bytes); }, false, true},
+      {"bound", "", "the layer bound with the most cycles (compute, memory, vector, host; ties to the earlier)",
+       [](const RunReport& r) { return J(dominant_bound(r)); }, false, true},
+      {"energy_uj", "uJ", "MACs, DRAM and SRAM bytes at the energy.* costs (0 when none is set)",
+       [](const RunReport& r) { return J(r.energy_uj); }, true, false},
+      {"energy_uj", "uJ", "as in totals; empty when no energy.* cost is set",
+       [](const RunReport& r) { return r.energy_modelled ? J(r.energy_uj) : J(nullptr); }, false, true},
+  };
+  return f;
+}
+
+std::string run_fields_markdown() {
+  std::ostringstream o;
+  o << "| field | unit | in | meaning |\n|---|---|---|---|\n";
+  for (const auto& f : run_fields())
+    o << "| `" << f.name << "` | " << f.unit << " | "
+      << (f.in_totals && f.in_sweep ? "totals, sweeps" : f.in_totals ? "totals" : "sweeps") << " | " << f.meaning
+      << " |\n";
+  return o.str();
 }
 
 std::string layer_fields_markdown() {

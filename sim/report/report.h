@@ -42,9 +42,17 @@ struct RunReport {
   int64_t dram_read_bytes = 0, dram_write_bytes = 0;
   double pe_utilization = 0;
   double energy_uj = 0;
+  bool energy_modelled = false;     // some energy.* cost is set (else energy is not reported in sweeps)
+  int64_t pe_count = 0;             // PE array rows x cols
+  int64_t l2_size_bytes = 0;
   std::vector<std::pair<std::string, std::string>> config;  // resolved hardware parameters
 };
 
+// The bound with the most layer cycles (compute, memory, vector, host; ties to the earlier).
+std::string dominant_bound(const RunReport& r);
+
+// The run-level hardware facts of a report (name, clock, PE count, L2 size, resolved config...).
+void describe_hardware(RunReport& r, const config::HwConfig& cfg);
 RunReport build_report(const std::string& workload, const mapping::Program& prog,
                        const std::vector<mapping::CommandTiming>& timings, const config::HwConfig& cfg);
 
@@ -60,6 +68,20 @@ struct LayerField {
 const std::vector<LayerField>& layer_fields();
 // The Markdown table of layer fields (docs/reports.md).
 std::string layer_fields_markdown();
+
+// One run-level figure: JSON report `totals` and/or a sweep result column (docs/reports.md).
+// Both outputs read this one table.
+struct RunField {
+  const char* name;
+  const char* unit;
+  const char* meaning;
+  nlohmann::json (*value)(const RunReport&);
+  bool in_totals;  // in the JSON report's "totals"
+  bool in_sweep;   // a column of sweep results (results.csv / results.jsonl), in this order
+};
+const std::vector<RunField>& run_fields();
+// The Markdown tables of layer and run fields (docs/reports.md).
+std::string run_fields_markdown();
 
 std::string format_table(const RunReport& r);
 nlohmann::json to_json(const RunReport& r);

@@ -18,35 +18,19 @@
 namespace npusim::sweep {
 
 const std::vector<std::string>& metric_columns() {
-  static const std::vector<std::string> c = {"cycles", "host_cycles", "time_ms", "pe_count", "l2_bytes",
-                                             "pe_utilization", "dram_read_bytes", "dram_write_bytes", "dram_bytes",
-                                             "bound", "energy_uj"};
+  static const std::vector<std::string> c = [] {
+    std::vector<std::string> names;
+    for (const auto& f : report::run_fields())
+      if (f.in_sweep) names.push_back(f.name);
+    return names;
+  }();
   return c;
 }
 
-Row metrics_of(const report::RunReport& r, const config::HwConfig& cfg) {
-  // Dominant bound: most cycles summed over layers; ties go to the earlier name in this list.
-  static const char* order[] = {"compute", "memory", "vector", "host"};
-  std::map<std::string, int64_t> by_bound;
-  for (const auto& l : r.layers) by_bound[l.bound] += l.cycles;
-  std::string bound;
-  int64_t best = -1;
-  for (const char* b : order)
-    if (by_bound.count(b) && by_bound[b] > best) best = by_bound[b], bound = b;
-  const bool energy = cfg.get_double("energy.pj_per_mac") > 0 || cfg.get_double("energy.pj_per_dram_byte") > 0 ||
-                      cfg.get_double("energy.pj_per_sram_byte") > 0;
+Row metrics_of(const report::RunReport& r, const config::HwConfig&) {
   Row m;
-  m["cycles"] = r.npu_cycles;
-  m["host_cycles"] = r.host_cycles;
-  m["time_ms"] = r.npu_cycles / (r.clock_mhz * 1e3);
-  m["pe_count"] = cfg.get_int("npu.pe_array.rows") * cfg.get_int("npu.pe_array.cols");
-  m["l2_bytes"] = cfg.get_int("npu.l2.size_kib") * 1024;
-  m["pe_utilization"] = r.pe_utilization;
-  m["dram_read_bytes"] = r.dram_read_bytes;
-  m["dram_write_bytes"] = r.dram_write_bytes;
-  m["dram_bytes"] = r.dram_read_bytes + r.dram_write_bytes;
-  m["bound"] = bound;
-  m["energy_uj"] = energy ? Row(r.energy_uj) : Row(nullptr);
+  for (const auto& f : report::run_fields())
+    if (f.in_sweep) m[f.name] = Row::parse(f.value(r).dump());
   Row layers = Row::array();
   for (const auto& l : r.layers) layers.push_back({{"name", l.name}, {"op", l.op}, {"cycles", l.cycles}, {"bound", l.bound}});
   m["layers"] = layers;

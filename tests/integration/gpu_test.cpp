@@ -202,7 +202,9 @@ TEST(GpuSim, ReportsAreDeterministicAndTracesGroupManySms) {
   EXPECT_EQ(tracks(pt), 8 * (8 + 1));
 }
 
-TEST(GpuCalibrate, MedianErrorAgainstMeasuredH100GemmsIsWithin15Percent) {
+// The issue-11 targets: median |error| <= 10%, worst <= 30% (on the rows the fitted keys were
+// fitted on: docs/gpu.md#calibration says which).
+TEST(GpuCalibrate, MedianErrorAgainstMeasuredH100GemmsIsWithin10PercentWorstWithin30) {
   const std::string d = scratch_dir("gpu_calibrate");
   const auto r = run_sim("gpu-calibrate " + hw("gpu_h100") + " --gemm '" + example("gpu/h100_gemm.json") + "' --csv '" +
                          d + "/cal.csv'");
@@ -220,6 +222,7 @@ TEST(GpuCalibrate, MedianErrorAgainstMeasuredH100GemmsIsWithin15Percent) {
   }
   ASSERT_EQ(err.size(), 17u);
   std::sort(err.begin(), err.end());
-  EXPECT_LE(err[8], 15.0) << r.output;
+  EXPECT_LE(err[8], 10.0) << r.output;
+  EXPECT_LE(err.back(), 30.0) << r.output;
   EXPECT_NE(r.output.find("median |error| over 17 rows"), std::string::npos);
 }

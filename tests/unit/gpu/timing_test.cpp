@@ -18,6 +18,8 @@ models::GpuParams round_params() {
   p.smem_bytes_per_cycle = 128;
   p.sm_l2_bytes_per_cycle = 64;
   p.hbm_latency_cycles = 1000;
+  p.l2_latency_cycles = 200;
+  p.k_step_cycles = 20;
   p.task_overhead_cycles = 100;
   p.vector_fpc = 256;
   p.transcendental_flops = 4;
@@ -38,18 +40,22 @@ TEST(GpuTiming, MatmulTileOfTheArkDefaultConfig) {
   EXPECT_DOUBLE_EQ(m.smem_step, 1024);
   // 2*128*256*64 flop / (4096 * 0.5) = 2048 cycles per step: math-bound.
   EXPECT_DOUBLE_EQ(m.math_step, 2048);
-  // A+B slices: 384*64*2 = 48 KiB; 147456 B of SRAM = 3 stages; max(49152/64, 1000/3) = 768.
+  // A+B slices: 384*64*2 = 48 KiB through the 64 B/cycle port: 768; 147456 B of SRAM = 3
+  // stages, two in flight hide 2 x 100 cycles of the 200-cycle L2 latency (no misses).
   EXPECT_EQ(m.stage_bytes, 49152);
   EXPECT_EQ(m.stages, 3);
   EXPECT_DOUBLE_EQ(m.load_step, 768);
+  EXPECT_DOUBLE_EQ(m.latency_step, 100);
   EXPECT_EQ(m.limiter, models::Limiter::Math);
-  // 100 + 1000 + 64 steps * 2048 + 128*256*2/64 = 1100 + 131072 + 1024.
+  EXPECT_DOUBLE_EQ(m.step, 2048 + 20);
+  // 100 + 200 + 64 steps * 2068 + 128*256*2/64 = 300 + 132352 + 1024.
   EXPECT_EQ(m.k_steps, 64);
-  EXPECT_DOUBLE_EQ(m.own_cycles, 133196);
+  EXPECT_DOUBLE_EQ(m.own_cycles, 133676);
   EXPECT_DOUBLE_EQ(m.sm_math_cycles, 131072);
+  EXPECT_DOUBLE_EQ(m.sm_smem_cycles, 64 * 1024);
   EXPECT_DOUBLE_EQ(m.l2_bytes, 64.0 * 49152 + 65536);
   // Two warps get half the SM's math rate: 4096 cycles per step.
-  EXPECT_DOUBLE_EQ(models::matmul_timing(p, t, 2, 147456).own_cycles, 1100 + 64 * 4096 + 1024);
+  EXPECT_DOUBLE_EQ(models::matmul_timing(p, t, 2, 147456).own_cycles, 300 + 64 * 4116 + 1024);
 }
 
 TEST(GpuTiming, SmallTilesAreSharedMemoryOrLatencyBound) {
@@ -59,13 +65,21 @@ TEST(GpuTiming, SmallTilesAreSharedMemoryOrLatencyBound) {
   t.m_valid = t.n_valid = 64;
   t.k = 640;
   // 4 warps as 2 x 2: math 2*64^3 / (4096*0.5) = 256 cycles per step; shared memory
-  // (64*64*2 + 64*64*2) halves = 32 KiB / 128 = 256; loads: 16 KiB per step and SRAM for one
-  // stage only (2 assumed): max(16384/64, 1000/2) = 500. The pipeline cannot hide the latency.
-  const models::MatmulTiming m = models::matmul_timing(p, t, 4, 16384);
+  // (64*64*2 + 64*64*2) halves = 32 KiB / 128 = 256; port 16 KiB / 64 = 256. SRAM for one
+  // stage only (2 assumed): one stage in flight hides no more than one step of latency.
+  models::MatmulTiming m = models::matmul_timing(p, t, 4, 16384, 1.0);
   EXPECT_EQ(m.stages, 2);
-  EXPECT_DOUBLE_EQ(m.load_step, 500);
+  EXPECT_DOUBLE_EQ(m.load_step, 256);
+  // Every load misses: the 1000-cycle HBM latency is exposed on each step.
+  EXPECT_DOUBLE_EQ(m.load_latency, 1000);
+  EXPECT_DOUBLE_EQ(m.latency_step, 1000);
   EXPECT_EQ(m.limiter, models::Limiter::Latency);
-  EXPECT_DOUBLE_EQ(m.own_cycles, 1100 + 10 * 500 + 64.0 * 64 * 2 / 64);
+  EXPECT_DOUBLE_EQ(m.own_cycles, 100 + 1000 + 10 * 1020 + 64.0 * 64 * 2 / 64);
+  // Every load hits L2: 200 cycles hide behind the 256-cycle math step.
+  m = models::matmul_timing(p, t, 4, 16384, 0.0);
+  EXPECT_DOUBLE_EQ(m.latency_step, 200);
+  EXPECT_EQ(m.limiter, models::Limiter::Math);
+  EXPECT_DOUBLE_EQ(m.own_cycles, 100 + 200 + 10 * 276 + 128);
 }
 
 TEST(GpuTiming, EdgeTilesOfAMatmulHaveFewerValidRows) {

@@ -165,3 +165,130 @@ TEST(Mapper, BatchThatDoesNotFitRunsDepthFirstOnGroupsOfImages) {
   EXPECT_EQ(p.layers[0].macs + p.layers[1].macs, macs);
   expect_backward_deps(p);
 }
+
+namespace {
+// a, b (3x3, 64 ch, 56x56) then c (3x3 stride 2 -> 28x28), d (28x28) at batch 4. Per image live:
+// a 200,704 B, b 401,408 (a and b), c 250,880, d 100,352.
+ir::Graph two_stage_convs() {
+  ir::Graph g;
+  g.layers = {conv(0, "a", "input1", "b", 4, 64, 64, 56, 3), conv(1, "b", "a", "c", 4, 64, 64, 56, 3),
+              conv(2, "c", "b", "d", 4, 64, 64, 28, 3), conv(3, "d", "c", "output1", 4, 64, 64, 28, 3)};
+  g.layers[2].input_shapes[0] = {4, 64, 56, 56};
+  g.layers[2].stride = {2, 2};
+  return g;
+}
+}  // namespace
+
+TEST(Mapper, PerStageGroupsLeaveARunsOutputInL2WhenItFits) {
+  // L2 2 MiB, groups sized against half of it (1 MiB): stage {a, b} takes 2 images (b: 1 MiB /
+  // 401,408 = 2.6), stage {c, d} 4 (c: 4.2): two runs. b's output for all 4 images (802,816 B)
+  // beside a group's peak (2 x 401,408) fits the 2 MiB the runs have (no staged weights), so it
+  // stays in L2: the only DRAM traffic is the graph input and output.
+  const auto cfg = config::HwConfig::defaults(
+      {"npu.l2.size_kib=2048", "mapping.batch_groups_per_stage=true", "mapping.batch_group_fill=0.5"});
+  const auto p = map_graph(two_stage_convs(), cfg);
+  ASSERT_EQ(p.layers.size(), 4u);
+  EXPECT_EQ(p.layers[0].batch_groups, 2);
+  EXPECT_EQ(p.layers[1].batch_groups, 2);
+  EXPECT_EQ(p.layers[2].batch_groups, 1);
+  EXPECT_FALSE(p.layers[1].output_to_dram);
+  EXPECT_FALSE(p.layers[2].input_from_dram);
+  for (const auto& c : p.commands) {
+    if (c.unit != Unit::Dma) continue;
+    if (c.dma.kind == models::DmaKind::LoadActivations) {
+      EXPECT_EQ(c.layer, 0) << c.label;
+    }
+    if (c.dma.kind == models::DmaKind::StoreActivations) {
+      EXPECT_EQ(c.layer, 3) << c.label;
+    }
+  }
+  expect_backward_deps(p);
+  // The same runs when b's output cannot stay (L2 1.5 MiB, groups against 2/3 of it: 1 MiB):
+  // each group stores its part and c loads it back.
+  const auto q = map_graph(two_stage_convs(), config::HwConfig::defaults({"npu.l2.size_kib=1536",
+                                                                         "mapping.batch_groups_per_stage=true",
+                                                                         "mapping.batch_group_fill=0.6667"}));
+  EXPECT_EQ(q.layers[1].batch_groups, 2);
+  EXPECT_TRUE(q.layers[1].output_to_dram);
+  EXPECT_TRUE(q.layers[2].input_from_dram);
+  expect_backward_deps(q);
+}
+
+TEST(Mapper, ActivationLoadsStartTheSetNumberOfLayersAhead) {
+  // c reads the graph input again: its load waits for the compute of the layer 1 or 2
+  // positions earlier.
+  ir::Graph g;
+  g.layers = {conv(0, "a", "input1", "b", 1, 64, 64, 14, 1), conv(1, "b", "a", "output1", 1, 64, 64, 14, 1),
+              conv(2, "c", "input1", "output1", 1, 64, 64, 14, 1)};
+  for (int ahead : {1, 2}) {
+    const auto p = map_graph(g, config::HwConfig::defaults({"mapping.serialize_layers=true",
+                                                            "mapping.activation_prefetch_layers=" + std::to_string(ahead)}));
+    int last[2] = {-1, -1};  // last PE command of a and b
+    for (const auto& c : p.commands)
+      if (c.layer < 2 && c.unit == Unit::PeArray) last[c.layer] = c.id;
+    bool found = false;
+    for (const auto& c : p.commands)
+      if (c.layer == 2 && c.unit == Unit::Dma && c.dma.kind == models::DmaKind::LoadActivations) {
+        found = true;
+        const auto has = [&](int id) { return std::find(c.deps.begin(), c.deps.end(), id) != c.deps.end(); };
+        EXPECT_EQ(has(last[1]), ahead == 1) << ahead;  // the previous layer (b)
+        EXPECT_EQ(has(last[0]), ahead == 2) << ahead;  // two back (a)
+      }
+    EXPECT_TRUE(found);
+    expect_backward_deps(p);
+  }
+}
+
+TEST(Mapper, ImagesTheVectorProcessorTakesSideBySideMoveOneImagesBytes) {
+  // A max pool of 4 images of 64 x 8 x 8 int8 (4096 B in, 1024 B out per image).
+  ir::Graph g;
+  ir::Layer l;
+  l.name = "pool";
+  l.op = ir::OpKind::MaxPool2d;
+  l.input_dtypes = l.output_dtypes = {ir::DType::Int8};
+  l.input_shapes = {{4, 64, 8, 8}};
+  l.output_shapes = {{4, 64, 4, 4}};
+  l.kernel = l.stride = {2, 2};
+  l.pool = {2, 2};
+  l.previous = {"input1"};
+  l.next = {"output1"};
+  g.layers = {l};
+  auto vp_bytes = [&](int images) {
+    const auto p = map_graph(g, config::HwConfig::defaults({"npu.vector.parallel_images=" + std::to_string(images)}));
+    int64_t b = 0;
+    for (const auto& c : p.commands)
+      if (c.unit == Unit::Vector) b += c.vp.l2_bytes;
+    return b;
+  };
+  EXPECT_EQ(vp_bytes(1), 4 * (4096 + 1024));
+  EXPECT_EQ(vp_bytes(4), 4096 + 1024);  // one image's tile
+  EXPECT_EQ(vp_bytes(2), 2 * (4096 + 1024));
+}
+
+TEST(Mapper, SerializedLayersWaitForThePreviousComputeNotItsStores) {
+  // a's output is a graph output (stored to DRAM); b (reading the graph input) waits for a's PE
+  // work only, so the store drains behind b (the Gemini trace: a group's last sta_mov overlaps
+  // the next group's first instructions).
+  ir::Graph g = two_convs(1);
+  g.layers[0].next = {"output1"};
+  g.layers[1].previous[0] = "input1";
+  g.layers[1].input_shapes[0] = g.layers[0].input_shapes[0];
+  g.layers[1].input_shapes[1] = {256, 64, 1, 1};
+  const auto p = map_graph(g, config::HwConfig::defaults({"mapping.serialize_layers=true"}));
+  int a_pe = -1, a_store = -1;
+  for (const auto& c : p.commands) {
+    if (c.layer != 0) continue;
+    if (c.unit == Unit::PeArray) a_pe = c.id;
+    if (c.unit == Unit::Dma && c.dma.kind == models::DmaKind::StoreActivations) a_store = c.id;
+  }
+  ASSERT_GE(a_pe, 0);
+  ASSERT_GE(a_store, 0);
+  bool found = false;
+  for (const auto& c : p.commands)
+    if (c.layer == 1 && c.unit == Unit::PeArray) {
+      found = true;
+      EXPECT_NE(std::find(c.deps.begin(), c.deps.end(), a_pe), c.deps.end());
+      EXPECT_EQ(std::find(c.deps.begin(), c.deps.end(), a_store), c.deps.end());
+    }
+  EXPECT_TRUE(found);
+}

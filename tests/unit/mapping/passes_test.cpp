@@ -116,6 +116,77 @@ TEST(Segments, ARunTakesTheGroupOfItsTightestLayer) {
   EXPECT_EQ(plan_segments(chain(), p).size(), 2u);
 }
 
+// a -> b (8x8) -> c -> d (4x4, c strided) at batch 4, 10 channels of int8: per image a 640 B,
+// b 640, c 160, d 160. Live per image: a 640, b 1280 (a and b), c 800 (b and c), d 320.
+ir::Graph two_stages() {
+  ir::Graph g;
+  const char* names[] = {"a", "b", "c", "d"};
+  for (int i = 0; i < 4; ++i) {
+    const int64_t hw = i < 2 ? 8 : 4;
+    ir::Layer l = layer(ir::OpKind::Conv2d, {{4, 10, i < 3 ? 8 : 4, i < 3 ? 8 : 4}, {10, 10, 1, 1}}, {{4, 10, hw, hw}},
+                        ir::DType::Int8);
+    l.index = i;
+    l.name = names[i];
+    l.previous = {i == 0 ? "input1" : names[i - 1], std::string("constant_") + names[i]};
+    l.next = {i == 3 ? "output1" : names[i + 1]};
+    g.layers.push_back(l);
+  }
+  return g;
+}
+
+TEST(Segments, PerStageGroupsArePowersOfTwoSizedAgainstTheWholeL2) {
+  MapperParams p;
+  p.keep_activations_on_chip = true;
+  p.batch_groups_per_stage = true;
+  p.batch_group_fill = 1.0;
+  p.l2_bytes = 2000;      // budget 2000 B: a 2000/640 = 3 -> 2, b 1 (1280), c 2 (800), d 4 (320 x 4 <= 2000)
+  p.l2_act_bytes = 1000;  // the static share: a run without staged weights may use all 2000
+  p.weight_buffer_bytes = 1 << 20;
+  const auto segs = plan_segments(two_stages(), p);
+  // Stage {a, b} (8x8) takes b's group of 1; stage {c, d} (4x4, starting at c: only b's output
+  // is live there) takes c's 2, larger: a new run.
+  ASSERT_EQ(segs.size(), 2u);
+  EXPECT_EQ(segs[0].first, 0u);
+  EXPECT_EQ(segs[0].count, 2u);
+  EXPECT_EQ(segs[0].group, 1);
+  EXPECT_EQ(segs[0].act_bytes, 2000);
+  EXPECT_EQ(segs[1].first, 2u);
+  EXPECT_EQ(segs[1].count, 2u);
+  EXPECT_EQ(segs[1].group, 2);
+  // A fill of 0.5 (1000 B): b's 1280 B per image still gets 1 image, c's 800 B 1 (not 2):
+  // the second stage is no larger and joins the first run.
+  p.batch_group_fill = 0.5;
+  const auto one = plan_segments(two_stages(), p);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].count, 4u);
+  EXPECT_EQ(one[0].group, 1);
+  // Budget 8000 B: every layer fits the whole batch (d 4, c 8000/800 = 10 -> 4, b 6 -> 4): one
+  // whole-batch run, returned for its L2 split.
+  p.batch_group_fill = 1.0;
+  p.l2_bytes = 8000;
+  const auto whole = plan_segments(two_stages(), p);
+  ASSERT_EQ(whole.size(), 1u);
+  EXPECT_EQ(whole[0].group, 4);
+  EXPECT_EQ(whole[0].act_bytes, 8000);
+}
+
+TEST(Segments, PerStageRunsGiveStagedWeightsTheirL2) {
+  MapperParams p;
+  p.keep_activations_on_chip = true;
+  p.batch_groups_per_stage = true;
+  p.batch_group_fill = 1.0;
+  p.l2_bytes = 2000;
+  p.l2_act_bytes = 500;
+  p.l2_weight_bytes = 1 << 20;
+  p.weight_buffer_bytes = 150;  // 100 B of weights per layer: more than half of WL0, staged in L2
+  // The runs on groups hold their weights (2 x 100 B) until their last group: 2000 - 200.
+  const auto segs = plan_segments(two_stages(), p);
+  ASSERT_EQ(segs.size(), 2u);
+  EXPECT_EQ(segs[0].act_bytes, 1800);
+  EXPECT_EQ(segs[1].act_bytes, 1800);
+  EXPECT_EQ(segs[1].group, 2);  // 2 x 800 <= 1800
+}
+
 TEST(Prefetch, SmallWeightsWaitForTheLayerNEarlierLargeOnesForRoomInL2) {
   MapperParams p;
   p.weight_buffer_bytes = 1000;  // half: 500 B go straight to WL0

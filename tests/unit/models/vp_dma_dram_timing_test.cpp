@@ -53,6 +53,19 @@ TEST(VpTiming, ImagesOfABatchGoSideBySide) {
   EXPECT_EQ(vp_tile_timing(p, {{"compare_group", 64, 400, 1, 4}}).total_cycles, 806);
 }
 
+TEST(VpTiming, AWorkloadOfUpToParallelImagesTakesOneImagesTime) {
+  // The Gemini traces: 16 images of 512 x 7 x 7 (an add) take the time of one image.
+  VpParams p;
+  p.lanes = 32;
+  p.stages["pre_cal"] = {1, 10};
+  p.parallel_images = 64;
+  // One image: 16 vectors x 49 positions = 784 cycles + 10. Sixteen: 16 x 784 / 16 = 784 + 10.
+  EXPECT_EQ(vp_tile_timing(p, {{"pre_cal", 512, 49, 1, 1}}).total_cycles, 794);
+  EXPECT_EQ(vp_tile_timing(p, {{"pre_cal", 512, 16 * 49, 1, 16}}).total_cycles, 794);
+  // 128 images with 64 side by side: two passes of one image.
+  EXPECT_EQ(vp_tile_timing(p, {{"pre_cal", 512, 128 * 49, 1, 128}}).total_cycles, 2 * 784 + 10);
+}
+
 TEST(DramTiming, TransfersRoundUpToBurstsAndPayPerSegment) {
   DramParams p;
   p.bytes_per_cycle = 16;

@@ -143,3 +143,25 @@ TEST(SweepReport, BestPointsAndParetoFrontPerWorkload) {
   EXPECT_NE(text.find("Pareto front (min cycles, min pe_count): 2 of 3 points"), std::string::npos) << text;
   EXPECT_NE(error_of([&] { o.pareto = {"cycels"}; sweep_report(rows, kKeys, o); }).find("not a result column"), std::string::npos);
 }
+
+// Sweep result columns and the JSON report's totals are both read off report::run_fields():
+// the sweep columns keep the order results.csv has always had, and every totals key is a field.
+TEST(SweepResults, ColumnsAndReportTotalsComeFromTheRunFieldTable) {
+  const std::vector<std::string> expected = {"cycles", "host_cycles", "time_ms", "pe_count", "l2_bytes",
+                                             "pe_utilization", "dram_read_bytes", "dram_write_bytes", "dram_bytes",
+                                             "bound", "energy_uj"};
+  EXPECT_EQ(metric_columns(), expected);
+  const auto cfg = config::HwConfig::load(sweep_test::npu_yaml());
+  const auto rep = sweep_test::fake_report(cfg);
+  const auto totals = report::to_json(rep)["totals"];
+  size_t in_totals = 0;
+  for (const auto& f : report::run_fields()) {
+    if (!f.in_totals) continue;
+    ++in_totals;
+    ASSERT_TRUE(totals.contains(f.name)) << f.name;
+    EXPECT_EQ(totals[f.name], f.value(rep)) << f.name;
+  }
+  EXPECT_EQ(totals.size(), in_totals);
+  EXPECT_EQ(totals["npu_cycles"], rep.npu_cycles);
+  EXPECT_EQ(metrics_of(rep, cfg)["cycles"], rep.npu_cycles);
+}

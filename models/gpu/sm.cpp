@@ -1,9 +1,10 @@
-#include "sim/engine/gpu_rank.h"
+#include "models/gpu/sm.h"
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
-namespace npusim::engine {
+namespace npusim::models {
 
 namespace {
 
@@ -30,8 +31,8 @@ bool batchable(const gpu::TaskInfo& t) {
 }
 
 // tasks: counted per op here; a processor group counts tasks in run_slot instead.
-void add(mapping::GpuWork& w, const models::TaskDemand& d, size_t tasks, double wait, double exec,
-         models::Limiter lim) {
+void add(GpuWork& w, const TaskDemand& d, size_t tasks, double wait, double exec,
+         Limiter lim) {
   w.tasks += static_cast<int64_t>(tasks);
   w.slot_cycles += wait + exec;
   w.flops += d.flops;
@@ -39,17 +40,16 @@ void add(mapping::GpuWork& w, const models::TaskDemand& d, size_t tasks, double 
   w.hbm_bytes += d.hbm_bytes;
   for (const auto& [dst, b] : d.link_bytes) w.link_bytes += b;
   w.link_bytes += d.proxy_put_bytes;
-  w.limiter_cycles[static_cast<int>(models::Limiter::Sync)] += wait;
+  w.limiter_cycles[static_cast<int>(Limiter::Sync)] += wait;
   w.limiter_cycles[static_cast<int>(lim)] += exec;
 }
 
 }  // namespace
 
-GpuRank::GpuRank(sc_core::sc_module_name name, const gpu::Program& plan, const mapping::GpuSchedule& sched,
-                 const mapping::CommPlan& comm, const models::GpuParams& params, models::GpuSystem& sys,
-                 double start_cycle)
+SmArray::SmArray(sc_core::sc_module_name name, const gpu::Program& plan, const GpuSchedule& sched, const PacketDeps& comm,
+                 std::vector<std::vector<double>> hbm_bytes, const GpuParams& params, GpuSystem& sys, double start_cycle)
     : sc_module(name), m_plan(plan), m_sched(sched), m_comm(comm), m_p(params), m_sys(sys), m_rank(plan.rank),
-      m_start(start_cycle), m_traffic(mapping::plan_hbm_traffic(plan, params.l2_bytes)),
+      m_start(start_cycle), m_hbm_bytes(std::move(hbm_bytes)),
       m_hbm(params.hbm_bytes_per_cycle), m_l2(params.l2_bytes_per_cycle) {
   const int procs = static_cast<int>(sched.programs.size());
   m_res.rank = m_rank;
@@ -67,18 +67,20 @@ GpuRank::GpuRank(sc_core::sc_module_name name, const gpu::Program& plan, const m
   m_busy_since.assign(procs, 0);
   m_warp_base.resize(procs);
   for (int x = 0; x < procs; ++x) {
-    m_math.emplace_back(1.0);  // in full-SM math cycles
+    m_math.emplace_back(1.0);
+    m_smem.emplace_back(1.0);
+    m_port.emplace_back(params.sm_l2_bytes_per_cycle);
     m_span_base[x] = m_res.spans.size();
-    for (const mapping::GpuStep& st : sched.programs[x]) {
+    for (const GpuStep& st : sched.programs[x]) {
       m_slot_base[x].push_back(m_slot_sync.size());
-      mapping::GpuSpan span;
+      GpuSpan span;
       span.sm = x;
       span.start = span.end = -1;
       if (st.barrier) {
         span.barrier = st.index;
         span.pg = sched.barriers[st.index].pg;
       } else {
-        const mapping::GpuSeq& q = sched.seqs[st.index];
+        const GpuSeq& q = sched.seqs[st.index];
         span.seq = st.index;
         span.pg = q.pg;
         for (size_t k = 0; k < st.slot_tasks.size(); ++k) m_slot_sync.emplace_back();
@@ -89,7 +91,7 @@ GpuRank::GpuRank(sc_core::sc_module_name name, const gpu::Program& plan, const m
   }
   for (size_t b = 0; b < sched.barriers.size(); ++b) {
     m_barriers.emplace_back();
-    const mapping::ProcSpan& r = sched.barriers[b].range;
+    const ProcSpan& r = sched.barriers[b].range;
     for (int64_t x = r.begin; x < r.end && x < procs; ++x) m_barriers.back().expected += m_warps[x];
   }
   size_t threads = 0;
@@ -104,7 +106,7 @@ GpuRank::GpuRank(sc_core::sc_module_name name, const gpu::Program& plan, const m
                         sc_core::sc_gen_unique_name(("p" + std::to_string(x) + "_w" + std::to_string(w)).c_str()), &opt);
 }
 
-void GpuRank::busy(int proc, bool start) {
+void SmArray::busy(int proc, bool start) {
   const double now = m_sys.clock.now();
   if (start) {
     if (m_active[proc]++ == 0) m_busy_since[proc] = now;
@@ -113,18 +115,18 @@ void GpuRank::busy(int proc, bool start) {
   }
 }
 
-void GpuRank::warp_thread(int proc, int warp) {
-  const models::GpuClock& clk = m_sys.clock;
+void SmArray::warp_thread(int proc, int warp) {
+  const Clock& clk = m_sys.clock;
   const size_t me = m_warp_base[proc] + warp;
   clk.wait_until(m_start);
   const auto& prog = m_sched.programs[proc];
   int last_pg = -1;
   for (size_t si = 0; si < prog.size(); ++si) {
-    const mapping::GpuStep& st = prog[si];
-    mapping::GpuSpan& span = m_res.spans[m_span_base[proc] + si];
+    const GpuStep& st = prog[si];
+    GpuSpan& span = m_res.spans[m_span_base[proc] + si];
     if (st.barrier) {
       span.start = std::max(span.start, clk.now());
-      const mapping::ProcSpan& r = m_sched.barriers[st.index].range;
+      const ProcSpan& r = m_sched.barriers[st.index].range;
       m_waiting[me] = "the barrier over processors [" + std::to_string(r.begin) + "," + std::to_string(r.end) +
                       ") before processor group " + std::to_string(m_sched.barriers[st.index].pg);
       m_barriers[st.index].arrive(clk, m_p.barrier_cycles, last_pg);
@@ -132,7 +134,7 @@ void GpuRank::warp_thread(int proc, int warp) {
       span.end = clk.now();
       continue;
     }
-    const mapping::GpuSeq& q = m_sched.seqs[st.index];
+    const GpuSeq& q = m_sched.seqs[st.index];
     last_pg = q.pg;
     const int k = warp / std::max(1, q.slot_warps);
     if (k >= static_cast<int>(st.slot_tasks.size())) continue;
@@ -151,14 +153,14 @@ void GpuRank::warp_thread(int proc, int warp) {
   m_finished[me] = true;
 }
 
-void GpuRank::run_slot(int proc, size_t thread, size_t si, int slot) {
-  const mapping::GpuStep& st = m_sched.programs[proc][si];
-  const mapping::GpuSeq& q = m_sched.seqs[st.index];
+void SmArray::run_slot(int proc, size_t thread, size_t si, int slot) {
+  const GpuStep& st = m_sched.programs[proc][si];
+  const GpuSeq& q = m_sched.seqs[st.index];
   const std::vector<int64_t>& tasks = st.slot_tasks[slot];
   const int ti = task_index(q.task);
   const size_t batch = batchable(*q.task) ? std::max<size_t>(1, (tasks.size() + kMaxWakeupsPerSlot - 1) / kMaxWakeupsPerSlot) : 1;
-  mapping::GpuSpan& span = m_res.spans[m_span_base[proc] + si];
-  mapping::GpuPgStats& pg = m_res.pgs[q.pg];
+  GpuSpan& span = m_res.spans[m_span_base[proc] + si];
+  GpuPgStats& pg = m_res.pgs[q.pg];
   for (size_t i = 0; i < tasks.size(); i += batch) {
     const size_t n = std::min(batch, tasks.size() - i);
     const double t0 = m_sys.clock.now();
@@ -176,19 +178,20 @@ void GpuRank::run_slot(int proc, size_t thread, size_t si, int slot) {
   }
 }
 
-models::TaskDemand GpuRank::demand(const mapping::GpuSeq& q, int seq_index, int ti, int oi, int64_t task) {
+TaskDemand SmArray::demand(const GpuSeq& q, int seq_index, int ti, int oi, int64_t task) {
   const gpu::Op& op = q.task->ops[oi];
-  const double hbm = m_traffic[ti][oi].per_task(q.task->num_tasks);
-  if (op.type == gpu::OpType::Matmul) return models::task_demand(m_p, op, m_rank, q.slot_warps, q.slot_sram, hbm, task);
+  const int64_t n = q.task->num_tasks;
+  const double hbm = n > 0 ? m_hbm_bytes[ti][oi] / static_cast<double>(n) : 0;
+  if (op.type == gpu::OpType::Matmul) return task_demand(m_p, op, m_rank, q.slot_warps, q.slot_sram, hbm, task);
   auto& c = m_demand_cache[seq_index][oi];
-  if (!c) c = models::task_demand(m_p, op, m_rank, q.slot_warps, q.slot_sram, hbm, task);
+  if (!c) c = task_demand(m_p, op, m_rank, q.slot_warps, q.slot_sram, hbm, task);
   return *c;
 }
 
-void GpuRank::run_op(int proc, size_t thread, const mapping::GpuSeq& q, int ti, int oi, const int64_t* ids, size_t n) {
+void SmArray::run_op(int proc, size_t thread, const GpuSeq& q, int ti, int oi, const int64_t* ids, size_t n) {
   const gpu::Op& op = q.task->ops[oi];
   if (op.is_virtual || gpu::op_class(op.type) == gpu::OpClass::Virtual) return;
-  const models::GpuClock& clk = m_sys.clock;
+  const Clock& clk = m_sys.clock;
   const double t0 = clk.now();
   // Built only when a wait is recorded: no string of this frame lives across a wait (a thread of
   // a deadlocked plan never resumes, and what its stack owned would never be freed).
@@ -220,11 +223,12 @@ void GpuRank::run_op(int proc, size_t thread, const mapping::GpuSeq& q, int ti, 
         }
       break;
     default:
-      if (mapping::spins_on_packets(op.type))
+      if (spins_on_packets(op.type))
         for (size_t i = 0; i < n; ++i)
-          for (const mapping::TaskKey& src : m_comm.packet_sources(m_rank, ti, oi, ids[i])) {
+          for (const TaskKey& src : m_comm.packet_sources(m_rank, ti, oi, ids[i])) {
             m_waiting[thread] = "packets from rank " + std::to_string(std::get<0>(src)) + where();
-            m_sys.completions.wait(src, clk);
+            const int job = m_sys.packet_job(src);
+            if (job >= 0) m_sys.packets.wait_ready(job);
           }
       break;
   }
@@ -232,15 +236,16 @@ void GpuRank::run_op(int proc, size_t thread, const mapping::GpuSeq& q, int ti, 
   const double ready = clk.now();
   // The op's demand for the n tasks; shared parts are reserved now, in arrival order.
   const int seq_index = static_cast<int>(&q - m_sched.seqs.data());
-  models::TaskDemand d;
+  TaskDemand d;
   for (size_t i = 0; i < n; ++i) {
-    const models::TaskDemand one = demand(q, seq_index, ti, oi, ids[i]);
+    const TaskDemand one = demand(q, seq_index, ti, oi, ids[i]);
     if (i == 0) {
       d = one;
       continue;
     }
     d.own_cycles += one.own_cycles;
     d.sm_math_cycles += one.sm_math_cycles;
+    d.sm_smem_cycles += one.sm_smem_cycles;
     d.l2_bytes += one.l2_bytes;
     d.hbm_bytes += one.hbm_bytes;
     d.flops += one.flops;
@@ -248,14 +253,16 @@ void GpuRank::run_op(int proc, size_t thread, const mapping::GpuSeq& q, int ti, 
     for (size_t j = 0; j < one.link_bytes.size() && j < d.link_bytes.size(); ++j) d.link_bytes[j].second += one.link_bytes[j].second;
   }
   double end = ready + d.own_cycles;
-  models::Limiter lim = d.own_limiter;
-  auto consider = [&](double t, models::Limiter l) {
+  Limiter lim = d.own_limiter;
+  auto consider = [&](double t, Limiter l) {
     if (t > end) end = t, lim = l;
   };
-  consider(m_math[proc].reserve(ready, d.sm_math_cycles), models::Limiter::Math);
-  consider(m_l2.reserve(ready, d.l2_bytes), models::Limiter::L2);
-  consider(m_hbm.reserve(ready, d.hbm_bytes), models::Limiter::Hbm);
-  for (const auto& [dst, bytes] : d.link_bytes) consider(m_sys.links.transfer(m_rank, dst, ready, bytes), models::Limiter::Link);
+  consider(m_math[proc].reserve(ready, d.sm_math_cycles), Limiter::Math);
+  consider(m_smem[proc].reserve(ready, d.sm_smem_cycles), Limiter::Smem);
+  consider(m_port[proc].reserve(ready, d.l2_bytes), Limiter::L2);
+  consider(m_l2.reserve(ready, d.l2_bytes), Limiter::L2);
+  consider(m_hbm.reserve(ready, d.hbm_bytes), Limiter::Hbm);
+  for (const auto& [dst, bytes] : d.link_bytes) consider(m_sys.links.transfer(m_rank, dst, ready, bytes), Limiter::Link);
   clk.wait_until(end);
   // What the op leaves behind for other ranks.
   if (op.type == gpu::OpType::Send) {
@@ -270,28 +277,31 @@ void GpuRank::run_op(int proc, size_t thread, const mapping::GpuSeq& q, int ti, 
     }
   }
   if (m_comm.is_packet_source(m_rank, ti, oi))
-    for (size_t i = 0; i < n; ++i) m_sys.completions.done({m_rank, ti, oi, ids[i]}, clk.now());
+    for (size_t i = 0; i < n; ++i) {
+      const int job = m_sys.packet_job({m_rank, ti, oi, ids[i]});
+      if (job >= 0) m_sys.packets.finish_at(job, clk.now());
+    }
   const double wait = ready - t0, exec = clk.now() - ready;
   add(m_res.ops[ti][oi], d, n, wait, exec, lim);
   add(m_res.pgs[q.pg].work, d, 0, wait, exec, lim);
 }
 
-mapping::GpuRankResult GpuRank::result() const {
-  mapping::GpuRankResult r = m_res;
-  for (const mapping::GpuSpan& s : r.spans) r.end_cycles = std::max(r.end_cycles, s.end);
+GpuRankResult SmArray::result() const {
+  GpuRankResult r = m_res;
+  for (const GpuSpan& s : r.spans) r.end_cycles = std::max(r.end_cycles, s.end);
   r.hbm_bytes = m_hbm.total();
   r.hbm_busy_cycles = m_hbm.busy_cycles();
   r.l2_bytes = m_l2.total();
   r.l2_busy_cycles = m_l2.busy_cycles();
   r.link_out_bytes = m_sys.links.bytes_out(m_rank);
-  for (const models::BarrierState& b : m_barriers) {
+  for (const BarrierState& b : m_barriers) {
     r.barrier_release.push_back(b.released ? b.release : -1);
     r.barrier_last_pg.push_back(b.last_pg);
   }
   return r;
 }
 
-std::string GpuRank::stuck_report() const {
+std::string SmArray::stuck_report() const {
   // Waits on other ranks first (the cause), then barriers and slots (the consequence).
   std::string s;
   int stuck = 0, shown = 0;
@@ -312,4 +322,4 @@ std::string GpuRank::stuck_report() const {
   return s;
 }
 
-}  // namespace npusim::engine
+}  // namespace npusim::models

@@ -1,0 +1,145 @@
+// The GEMM tile model (docs/gpu.md#matmul) on small hand-computed cases: the K loop (BK and
+// pipeline stages), occupancy from shared memory and registers, wave quantisation, the epilogue
+// store, and the L2 hits that the tile order and the tiles running at once decide.
+#include <gtest/gtest.h>
+
+#include "models/gpu/gpu_timing.h"
+#include "models/gpu/l2_timing.h"
+#include "sim/mapping/gpu_default_plan.h"
+#include "sim/mapping/gpu_schedule.h"
+#include "sim/mapping/gpu_traffic.h"
+
+using namespace npusim;
+
+namespace {
+
+// Round numbers: 2048 flop/cycle per SM, 128 B/cycle shared memory, a 64 B/cycle SM port,
+// L2 hits of 200 cycles, HBM misses of 1000, 20 cycles per K iteration.
+models::GpuParams round_params() {
+  models::GpuParams p;
+  p.sub_partitions = 4;
+  p.tensor_fpc_fp16 = 4096;
+  p.mma_efficiency = 0.5;
+  p.smem_bytes_per_cycle = 128;
+  p.sm_l2_bytes_per_cycle = 64;
+  p.hbm_latency_cycles = 1000;
+  p.l2_latency_cycles = 200;
+  p.k_step_cycles = 20;
+  p.task_overhead_cycles = 100;
+  p.max_warps_per_block = 32;
+  p.registers_per_sm_bytes = 256 * 1024;
+  return p;
+}
+
+models::MatmulTile tile(int64_t tm, int64_t tn, int64_t tk, int64_t k) {
+  models::MatmulTile t;
+  t.tm = tm, t.tn = tn, t.tk = tk, t.k = k;
+  t.m_valid = tm, t.n_valid = tn;
+  return t;
+}
+
+int64_t stage(const models::MatmulTile& t) { return (t.tm + t.tn) * t.tk * 2; }
+
+}  // namespace
+
+TEST(GpuTileModel, Bk32PaysTwiceTheIterationsOfBk64) {
+  const models::GpuParams p = round_params();
+  // 128x128 on 4 warps (2x2 grid), K = 4096, 3 stages each, every load an L2 hit.
+  const models::MatmulTile t64 = tile(128, 128, 64, 4096), t32 = tile(128, 128, 32, 4096);
+  const models::MatmulTiming a = models::matmul_timing(p, t64, 4, 3 * stage(t64));
+  const models::MatmulTiming b = models::matmul_timing(p, t32, 4, 3 * stage(t32));
+  // BK 64: math 2*128*128*64 / 2048 = 1024, smem 32768*2/128 = 512, port 32 KiB/64 = 512,
+  // latency 200/2 = 100: step 1024 + 20, 64 steps; epilogue 128*128*2/64 = 512.
+  EXPECT_DOUBLE_EQ(a.step, 1044);
+  EXPECT_DOUBLE_EQ(a.own_cycles, 300 + 64 * 1044 + 512);
+  // BK 32: every term halves but the per-iteration cost does not: 128 steps of 512 + 20.
+  EXPECT_DOUBLE_EQ(b.step, 532);
+  EXPECT_DOUBLE_EQ(b.own_cycles, 300 + 128 * 532 + 512);
+  EXPECT_DOUBLE_EQ(b.own_cycles - a.own_cycles, 64 * p.k_step_cycles);
+  // Same math on the SM's pipes either way.
+  EXPECT_DOUBLE_EQ(a.sm_math_cycles, b.sm_math_cycles);
+}
+
+TEST(GpuTileModel, Bk32HidesHalfTheLatencyWithTheSameStages) {
+  const models::GpuParams p = round_params();
+  // Two stages (one in flight) and every load missing to HBM: a 1000-cycle latency per step
+  // to hide. BK 64's 1024-cycle math step covers it; BK 32's 512-cycle one does not.
+  const models::MatmulTile t64 = tile(128, 128, 64, 4096), t32 = tile(128, 128, 32, 4096);
+  const models::MatmulTiming a = models::matmul_timing(p, t64, 4, 2 * stage(t64), 1.0);
+  const models::MatmulTiming b = models::matmul_timing(p, t32, 4, 2 * stage(t32), 1.0);
+  EXPECT_EQ(a.limiter, models::Limiter::Math);
+  EXPECT_EQ(b.limiter, models::Limiter::Latency);
+  EXPECT_DOUBLE_EQ(b.step, 1000 + 20);
+  EXPECT_GT(b.own_cycles, 1.9 * a.own_cycles);
+  // More stages of BK 32 (4, three in flight) hide it again: 1000 / 3 < 512.
+  EXPECT_EQ(models::matmul_timing(p, t32, 4, 4 * stage(t32), 1.0).limiter, models::Limiter::Math);
+}
+
+TEST(GpuTileModel, SharedMemoryPerStageTimesStagesLimitsOccupancy) {
+  const models::GpuParams p = round_params();
+  const int64_t smem = 227 * 1024 - 128;  // what an ARK block may use on an H100
+  // 128x128x64: 32 KiB per stage. 3 stages = 96 KiB: two tiles fit (registers: 256 KiB /
+  // (1.5 x 128 x 128 x 4 B) = 2; warps: 32 / 4 = 8).
+  const models::MatmulTile t = tile(128, 128, 64, 4096);
+  EXPECT_EQ(models::matmul_tiles_per_sm(p, t, 4, 3, smem), 2);
+  // 4 stages = 128 KiB: one tile only.
+  EXPECT_EQ(models::matmul_tiles_per_sm(p, t, 4, 4, smem), 1);
+  // 64x64x64: 16 KiB per stage; 3 stages: 4 tiles by shared memory (registers allow 10, warps 8).
+  const models::MatmulTile s = tile(64, 64, 64, 4096);
+  EXPECT_EQ(models::matmul_tiles_per_sm(p, s, 4, 3, smem), 4);
+  EXPECT_EQ(models::matmul_tiles_per_sm(p, s, 4, 6, smem), 2);
+  // 8 warps each: the block's 32 warps hold 4; a 128x256 tile's accumulators alone fill the registers.
+  EXPECT_EQ(models::matmul_tiles_per_sm(p, s, 8, 2, smem), 4);
+  EXPECT_EQ(models::matmul_tiles_per_sm(p, tile(128, 256, 32, 4096), 8, 2, smem), 1);
+  // Never below one (a plan that does not fit is refused elsewhere).
+  EXPECT_EQ(models::matmul_tiles_per_sm(p, t, 4, 3, 1024), 1);
+}
+
+TEST(GpuTileModel, WaveQuantisationOverSms) {
+  EXPECT_EQ(models::matmul_waves(132, 132, 1), 1);
+  EXPECT_EQ(models::matmul_waves(133, 132, 1), 2);  // one tile more: a second wave
+  EXPECT_EQ(models::matmul_waves(264, 132, 2), 1);
+  EXPECT_EQ(models::matmul_waves(265, 132, 2), 2);
+  // The schedule the SMs play agrees: 133 tiles on 132 processors, one slot each: processor
+  // 0 runs tiles 0 and 132 one after the other, the others one tile.
+  mapping::MatmulPlanSpec s;
+  s.m = 133 * 128, s.n = 256, s.k = 64;
+  s.slots = 1;
+  const gpu::Program plan = mapping::single_matmul_plan(s, 132, 227 * 1024);
+  const mapping::GpuSchedule sched = mapping::build_schedule(plan);
+  ASSERT_EQ(sched.programs.size(), 132u);
+  EXPECT_EQ(sched.programs[0][0].slot_tasks[0], (std::vector<int64_t>{0, 132}));
+  EXPECT_EQ(sched.programs[1][0].slot_tasks[0], (std::vector<int64_t>{1}));
+}
+
+TEST(GpuTileModel, EpilogueStoresTheValidOutputThroughTheSmPort) {
+  const models::GpuParams p = round_params();
+  models::MatmulTile t = tile(128, 128, 64, 64);
+  const double fp16 = models::matmul_timing(p, t, 4, 3 * stage(t)).epilogue;
+  EXPECT_DOUBLE_EQ(fp16, 128.0 * 128 * 2 / 64);
+  t.out_type = gpu::DataType::FP32;  // twice the bytes to store
+  EXPECT_DOUBLE_EQ(models::matmul_timing(p, t, 4, 3 * stage(t)).epilogue, 2 * fp16);
+  t.m_valid = 8;  // an edge tile stores only its valid rows
+  EXPECT_DOUBLE_EQ(models::matmul_timing(p, t, 4, 3 * stage(t)).epilogue, 8.0 * 128 * 4 / 64);
+}
+
+TEST(GpuTileModel, TilesRunningAtOnceShareTheirPanelsInL2) {
+  // C[512,512] = A[512,256] x B[256,512] in 128x128 tiles: a 4 x 4 grid; each A row panel and
+  // B column panel is 128 x 256 x 2 B = 64 KiB.
+  mapping::MatmulPlanSpec s;
+  s.m = s.n = 512, s.k = 256;
+  s.tm = s.tn = 128, s.tk = 64, s.warps = 4, s.sram_bytes = 0, s.slots = 1;
+  const double panel = 64 * 1024;
+  auto misses = [&](int sms, int64_t l2) {
+    return mapping::plan_hbm_traffic(mapping::single_matmul_plan(s, sms, 1 << 20), l2)[0][0].hbm_read_bytes;
+  };
+  // All 16 tiles at once: each panel fetched once, whatever the L2 size.
+  EXPECT_DOUBLE_EQ(misses(16, 1 << 20), 8 * panel);
+  EXPECT_DOUBLE_EQ(misses(16, 256 * 1024), 8 * panel);
+  // Four at a time (one tile row per wave): the four B panels are fetched in every wave unless
+  // the L2 keeps them. With 1 MiB it does: A 4 x 1 + B 4.
+  EXPECT_DOUBLE_EQ(misses(4, 1 << 20), 8 * panel);
+  // With 256 KiB (4 panels) each wave's A panel pushes out the B panel the wave reads next:
+  // every read misses, 4 waves x 5 panels.
+  EXPECT_DOUBLE_EQ(misses(4, 256 * 1024), 20 * panel);
+}
