@@ -28,7 +28,8 @@ int64_t ceil_div(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
 GpuParams GpuParams::read(const config::HwConfig& c) {
   GpuParams p;
   p.arch = c.get_string("gpu.arch");
-  p.clock_ghz = positive(c, "clock_mhz") / 1000.0;
+  p.clock_mhz = positive(c, "clock_mhz");
+  p.clock_ghz = p.clock_mhz / 1000.0;
   const double hz = p.clock_ghz * 1e9;
   p.num_sms = static_cast<int>(positive(c, "gpu.num_sms"));
   p.warp_size = static_cast<int>(positive(c, "gpu.warp_size"));
@@ -56,7 +57,8 @@ GpuParams GpuParams::read(const config::HwConfig& c) {
   // Loads in flight scale with the threads of a warp (a 64-wide wavefront moves twice as much).
   p.bytes_in_flight_per_warp = p.warp_size * positive(c, "gpu.mem.bytes_in_flight_per_thread");
   p.task_overhead_cycles = c.get_double("gpu.task_overhead_cycles");
-  p.barrier_cycles = c.get_double("gpu.barrier_ns") * p.clock_ghz;
+  p.barrier_ns = c.get_double("gpu.barrier_ns");
+  p.barrier_cycles = p.barrier_ns * p.clock_ghz;
   p.launch_overhead_cycles = c.get_double("gpu.launch_overhead_us") * 1000 * p.clock_ghz;
   p.link_bytes_per_cycle = positive(c, "gpu.link.bandwidth_gbps") * 1e9 / hz;
   p.link_peer_bytes_per_cycle = positive(c, "gpu.link.peer_bandwidth_gbps") * 1e9 / hz;

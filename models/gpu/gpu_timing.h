@@ -16,7 +16,9 @@
 
 namespace npusim::models {
 
-// Every number in cycles / bytes / flops of the SM clock (clock_mhz).
+// Every number in cycles / bytes / flops of the SM clock (clock_mhz). The initializers are an
+// H100 SXM5 at 1830 MHz (configs/gpu_h100.yaml) for tests that build the struct by hand; the
+// declared defaults are in params().
 struct GpuParams {
   std::string arch = "CUDA_90";
   int num_sms = 132;
@@ -25,6 +27,7 @@ struct GpuParams {
   int sub_partitions = 4;
   int64_t smem_per_block_bytes = 227 * 1024;
   int64_t registers_per_sm_bytes = 256 * 1024;
+  double clock_mhz = 1830;              // as written (reports print it; periods divide by it)
   double clock_ghz = 1.83;
   double smem_bytes_per_cycle = 128;    // per SM
   double tensor_fpc_fp16 = 4096;        // flop/cycle per SM
@@ -42,6 +45,7 @@ struct GpuParams {
   double sm_l2_bytes_per_cycle = 64;    // one SM's port
   double bytes_in_flight_per_warp = 2048;  // warp_size x gpu.mem.bytes_in_flight_per_thread
   double task_overhead_cycles = 200;
+  double barrier_ns = 1000;             // as written (the report's critical-path tolerance)
   double barrier_cycles = 1830;
   double launch_overhead_cycles = 9150;
   double link_bytes_per_cycle = 246;       // per GPU and direction
@@ -49,11 +53,76 @@ struct GpuParams {
   double link_latency_cycles = 1830;
   double proxy_latency_cycles = 5490;
 
-  // Reads the gpu.* keys (and clock_mhz); a rate or size that is not > 0 is an InputError.
+  // The gpu.* keys: the one place their defaults and ranges are written.
+  static const std::vector<config::ParamDecl>& params();
+  // Reads the keys of params() (and clock_mhz); a rate or size that is not > 0 is an InputError.
   static GpuParams read(const config::HwConfig& c);
   double tensor_flops_per_cycle(gpu::DataType t) const;  // per SM, fp32 rate for non-float types
   double cycles_per_ns() const { return clock_ghz; }
 };
+
+// In the header: sim/config assembles the schema from it without linking the units. Defaults:
+// an H100 SXM5 (configs/gpu_h100.yaml); chip-level numbers as vendors state them (docs/gpu.md).
+inline const std::vector<config::ParamDecl>& GpuParams::params() {
+  using T = config::ParamType;
+  namespace r = config::range;
+  static const std::vector<config::ParamDecl> decls = {
+      {"gpu.arch", T::String, "CUDA_90", "",
+       "architecture: picks ARK's default op configs for plans built from a model alone", {"CUDA_80", "CUDA_90", "ROCM_942"},
+       r::none},
+      {"gpu.num_sms", T::Int, "132", "SMs", "streaming multiprocessors (CUs on AMD); ARK runs one thread block (processor) per SM",
+       {}, r::count},
+      {"gpu.warp_size", T::Int, "32", "threads",
+       "threads per warp (64: AMD wavefront): a warp keeps warp_size x mem.bytes_in_flight_per_thread loads outstanding", {},
+       r::count},
+      {"gpu.max_warps_per_block", T::Int, "32", "warps", "most warps of one thread block: a plan's NumWarpsPerProcessor limit",
+       {}, r::count},
+      {"gpu.sub_partitions", T::Int, "4", "",
+       "warp schedulers per SM (SIMDs per CU): a slot of w warps gets min(1, w/this) of the SM's math rate", {}, r::count},
+      {"gpu.smem_per_block_kib", T::Double, "227", "KiB", "most shared memory one thread block may use (ARK reserves 128 B of it)",
+       {}, r::size},
+      {"gpu.registers_per_sm_kib", T::Double, "256", "KiB",
+       "register file of one SM: the fp32 accumulators of the matmul tiles it runs at once must fit (gpu-calibrate occupancy)",
+       {}, r::size},
+      {"gpu.smem_bytes_per_cycle", T::Double, "128", "B/cycle", "shared-memory read bandwidth of one SM (MMA operand fetch)", {},
+       r::rate},
+      {"gpu.tensor_tflops.fp16", T::Double, "989.4", "TFLOPS", "dense fp16 matrix (tensor core) throughput of the chip", {},
+       r::rate},
+      {"gpu.tensor_tflops.bf16", T::Double, "989.4", "TFLOPS", "dense bf16 matrix throughput of the chip", {}, r::rate},
+      {"gpu.tensor_tflops.fp32", T::Double, "494.7", "TFLOPS", "dense matrix throughput for fp32 inputs (TF32 on NVIDIA)", {},
+       r::rate},
+      {"gpu.vector_tflops", T::Double, "66.9", "TFLOPS", "non-matrix fp32 throughput: element-wise and reduce arithmetic", {},
+       r::rate},
+      {"gpu.transcendental_flops", T::Double, "4", "flop",
+       "cost of one exp/sigmoid/gelu/sqrt/rsqrt/div/rope element in fp32 flops", {}, r::rate},
+      {"gpu.matmul.mma_efficiency", T::Double, "0.8", "fraction",
+       "share of the peak matrix rate a tile's K loop sustains (calibrated, docs/gpu.md#calibration)", {}, r::fraction},
+      {"gpu.matmul.k_step_cycles", T::Double, "40", "cycles",
+       "fixed cost of one K iteration of a matmul tile: stage barrier, pipeline advance (a smaller TK pays it more often)", {},
+       r::delay},
+      {"gpu.hbm.bandwidth_gbps", T::Double, "3350", "GB/s", "peak DRAM (HBM) bandwidth", {}, r::rate},
+      {"gpu.hbm.efficiency", T::Double, "0.9", "fraction", "share of the peak a streaming copy sustains", {}, r::fraction},
+      {"gpu.hbm.latency_ns", T::Double, "600", "ns", "latency of a load that misses to HBM; bounds what a warp's loads in flight can move",
+       {}, r::delay},
+      {"gpu.l2.size_mib", T::Double, "50", "MiB", "last-level cache shared by all SMs (L2; Infinity Cache on MI300X)", {}, r::size},
+      {"gpu.l2.latency_ns", T::Double, "200", "ns",
+       "latency of a load that hits in L2 (matmul stages hide it, docs/gpu.md#matmul-the-tile-model)", {}, r::delay},
+      {"gpu.l2.bandwidth_gbps", T::Double, "10000", "GB/s", "bandwidth of that cache, shared by all SMs", {}, r::rate},
+      {"gpu.l2.sm_bytes_per_cycle", T::Double, "64", "B/cycle", "L2-to-SM bandwidth of one SM", {}, r::rate},
+      {"gpu.mem.bytes_in_flight_per_thread", T::Double, "64", "B",
+       "global loads one thread keeps outstanding in element-wise ops (16 B vector loads x 4 unrolled)", {}, r::rate},
+      {"gpu.task_overhead_cycles", T::Double, "200", "cycles", "per task: index math, call, warp sync", {}, r::delay},
+      {"gpu.barrier_ns", T::Double, "1000", "ns", "sync_gpu across processors: last arrival to release", {}, r::delay},
+      {"gpu.launch_overhead_us", T::Double, "5", "us", "kernel launch to the first task, once per run", {}, r::delay},
+      {"gpu.link.bandwidth_gbps", T::Double, "450", "GB/s", "GPU-to-GPU bandwidth of one GPU per direction, all links together",
+       {}, r::rate},
+      {"gpu.link.peer_bandwidth_gbps", T::Double, "450", "GB/s",
+       "one GPU to one peer per direction (through a switch: the same as bandwidth_gbps)", {}, r::rate},
+      {"gpu.link.latency_ns", T::Double, "1000", "ns", "one-way latency of a remote write or signal", {}, r::delay},
+      {"gpu.link.proxy_latency_us", T::Double, "3", "us", "host proxy service time of a Proxy-channel put", {}, r::delay},
+  };
+  return decls;
+}
 
 // Which term decided a task's time (reports name a processor group's bound after them).
 enum class Limiter { Math, Smem, Latency, L2, Hbm, Link, Sync };

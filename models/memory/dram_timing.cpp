@@ -6,12 +6,12 @@
 
 namespace npusim::models {
 
-DramParams DramParams::read(const config::HwConfig& c) {
+DramParams DramParams::read(const config::HwConfig& c, int64_t burst_bytes, double segment_overhead_cycles) {
   DramParams p;
   p.bytes_per_cycle = c.dram_bytes_per_cycle();
   p.latency_cycles = static_cast<int64_t>(std::llround(c.get_double("memory.dram.latency_ns") * c.clock_ghz()));
-  p.burst_bytes = c.get_int("npu.dma.burst_bytes");
-  p.segment_overhead_cycles = c.get_double("npu.dma.segment_overhead_cycles");
+  p.burst_bytes = burst_bytes;
+  p.segment_overhead_cycles = segment_overhead_cycles;
   p.channels = c.get_int("memory.dram.channels");
   return p;
 }

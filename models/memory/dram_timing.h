@@ -11,15 +11,33 @@
 
 namespace npusim::models {
 
+// Defaults: the declared ones at the default 1000 MHz clock.
 struct DramParams {
   double bytes_per_cycle = 32;        // bandwidth_gbps / clock_ghz
   int64_t latency_cycles = 100;
   int64_t burst_bytes = 64;           // transfers round up to whole bursts
   double segment_overhead_cycles = 0; // per contiguous segment (row/page switch, descriptor)
-  int64_t channels = 1;
+  int64_t channels = 2;
 
-  static DramParams read(const config::HwConfig& c);
+  // The memory.dram.* keys: the one place their defaults and ranges are written.
+  static const std::vector<config::ParamDecl>& params();
+  // Reads the keys of params() (and clock_mhz). Bursts and segments are how the device's DMA
+  // issues transfers (npu.dma.burst_bytes, npu.dma.segment_overhead_cycles): the caller
+  // passes them, so this model includes no device.
+  static DramParams read(const config::HwConfig& c, int64_t burst_bytes, double segment_overhead_cycles);
 };
+
+// In the header: sim/config assembles the schema from it without linking the units.
+inline const std::vector<config::ParamDecl>& DramParams::params() {
+  using T = config::ParamType;
+  namespace r = config::range;
+  static const std::vector<config::ParamDecl> decls = {
+      {"memory.dram.bandwidth_gbps", T::Double, "32", "GB/s", "sustained bandwidth (1 GB = 1e9 B)", {}, r::rate},
+      {"memory.dram.latency_ns", T::Double, "100", "ns", "first-byte latency of a transfer", {}, r::delay},
+      {"memory.dram.channels", T::Int, "2", "channels", "channels; a transfer is interleaved over all of them", {}, r::count},
+  };
+  return decls;
+}
 
 // A transfer's bursts interleave over min(bursts, channels) channels, each serving
 // bytes_per_cycle / channels: the service cycles on each channel it uses, largest first.

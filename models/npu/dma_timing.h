@@ -3,6 +3,7 @@
 // channel's own rate and the DRAM's service (arbitrated in models/memory/dram.h).
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "sim/config/hw_config.h"
 
@@ -10,11 +11,32 @@ namespace npusim::models {
 
 struct DmaParams {
   int64_t channels = 2;
+  int64_t burst_bytes = 64;             // the DRAM model serves whole bursts (DramParams gets it)
   int64_t setup_cycles = 21;
-  double bytes_per_cycle = 64;  // one channel's peak rate
+  double segment_overhead_cycles = 0;   // per contiguous segment, charged by the DRAM model too
+  double bytes_per_cycle = 64;          // one channel's peak rate
 
-  static DmaParams read(const config::HwConfig& c);
+  // The npu.dma.* keys: the one place their defaults and ranges are written.
+  static const std::vector<config::ParamDecl>& params();
+  static DmaParams read(const config::HwConfig& c);  // reads only the keys of params()
 };
+
+// In the header: sim/config assembles the schema from it without linking the units.
+inline const std::vector<config::ParamDecl>& DmaParams::params() {
+  using T = config::ParamType;
+  namespace r = config::range;
+  static const std::vector<config::ParamDecl> decls = {
+      // Each DMA channel is a SystemC thread with its own stack: 2^20 of them exhaust the memory
+      // maps of a process (a crash, found by tests/malformed extreme_npu_dma_channels_max).
+      {"npu.dma.channels", T::Int, "2", "channels", "independent DMA engines (queues)", {}, {1, 1024, false, false}},
+      {"npu.dma.burst_bytes", T::Int, "64", "B", "DRAM burst; transfers are rounded up to whole bursts", {}, r::count},
+      {"npu.dma.setup_cycles", T::Int, "21", "cycles", "per transfer: descriptor (ld*_cfg) before data moves", {}, r::delay},
+      {"npu.dma.segment_overhead_cycles", T::Double, "0", "cycles",
+       "per contiguous segment (e.g. one weight row per output channel)", {}, r::delay},
+      {"npu.dma.bytes_per_cycle", T::Double, "64", "B/cycle", "peak rate of one DMA channel", {}, r::rate},
+  };
+  return decls;
+}
 
 // L2ToWeightBuffer: a matmul operand produced on chip (attention's K and V) moved from L2 into
 // the weight buffer: the L2 port and the channel, no DRAM.

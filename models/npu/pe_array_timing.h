@@ -1,6 +1,7 @@
 // PE array timing: pure formulas, no SystemC. See docs/timing.md#pe-array.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "sim/config/hw_config.h"
 #include "sim/ir/dtype.h"
@@ -16,15 +17,46 @@ struct PeArrayParams {
   double macs_per_pe_cycle_int8 = 1, macs_per_pe_cycle_fp16 = 0.5, macs_per_pe_cycle_fp32 = 0.125;
   int64_t fold_overhead_cycles = 0;
   int64_t channel_align = 1;  // input channels are padded to a multiple of this on the columns
-  int64_t tile_setup_cycles = 0;
+  int64_t tile_setup_cycles = 84;
   double act_read_bytes_per_cycle = 64;
   double weight_read_bytes_per_cycle = 32;
   double out_write_bytes_per_cycle = 32;
 
-  static PeArrayParams read(const config::HwConfig& c);
+  // The npu.pe_array.* keys: the one place their defaults and ranges are written (the member
+  // initializers above repeat the defaults for tests that build the struct by hand).
+  static const std::vector<config::ParamDecl>& params();
+  static PeArrayParams read(const config::HwConfig& c);  // reads only the keys of params()
   double macs_per_pe_cycle(ir::DType t) const;
   double peak_macs_per_cycle(ir::DType t) const { return rows * cols * macs_per_pe_cycle(t); }
 };
+
+// In the header, not pe_array_timing.cpp: sim/config assembles the schema from the units'
+// declarations without linking the units.
+inline const std::vector<config::ParamDecl>& PeArrayParams::params() {
+  using T = config::ParamType;
+  namespace r = config::range;
+  static const std::vector<config::ParamDecl> decls = {
+      {"npu.pe_array.rows", T::Int, "64", "PEs", "rows: output channels (K) mapped in parallel", {}, r::count},
+      {"npu.pe_array.cols", T::Int, "64", "PEs", "columns: reduction lanes (C*R*S) in parallel", {}, r::count},
+      {"npu.pe_array.dataflow", T::String, "weight_stationary", "",
+       "weight_stationary: weights held, output pixels streamed; output_stationary: outputs held, reduction streamed",
+       {"weight_stationary", "output_stationary"}, r::none},
+      {"npu.pe_array.macs_per_pe_cycle.int8", T::Double, "1", "MAC/PE/cycle", "int8 throughput per PE", {}, r::rate},
+      {"npu.pe_array.macs_per_pe_cycle.fp16", T::Double, "0.5", "MAC/PE/cycle", "fp16/bf16 throughput per PE", {}, r::rate},
+      {"npu.pe_array.macs_per_pe_cycle.fp32", T::Double, "0.125", "MAC/PE/cycle", "fp32 throughput per PE", {}, r::rate},
+      {"npu.pe_array.fold_overhead_cycles", T::Int, "0", "cycles",
+       "extra cycles per fold (one K block x one reduction block of cols)", {}, r::delay},
+      {"npu.pe_array.channel_align", T::Int, "1", "channels",
+       "input channels are padded to a multiple of this when packed onto the columns", {}, r::count},
+      {"npu.pe_array.tile_setup_cycles", T::Int, "84", "cycles", "per PE tile: the pe_cfg_* instructions before a pe_conv", {}, r::delay},
+      {"npu.pe_array.act_read_bytes_per_cycle", T::Double, "64", "B/cycle",
+       "input activations from L2 into the array (re-read once per K fold)", {}, r::rate},
+      {"npu.pe_array.weight_read_bytes_per_cycle", T::Double, "32", "B/cycle",
+       "weights from the weight buffer into the array; a fold cannot be shorter than its weight load", {}, r::rate},
+      {"npu.pe_array.out_write_bytes_per_cycle", T::Double, "32", "B/cycle", "results from the array back to L2", {}, r::rate},
+  };
+  return decls;
+}
 
 // One PE command: a convolution (or dense = 1x1 conv on 1x1 pixels) over an output tile.
 struct PeTile {

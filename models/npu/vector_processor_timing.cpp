@@ -21,8 +21,7 @@ VpParams VpParams::read(const config::HwConfig& c) {
   p.lanes = c.get_int("npu.vector.lanes");
   p.parallel_images = c.get_int("npu.vector.parallel_images");
   p.instr_overhead_cycles = c.get_int("npu.vector.instr_overhead_cycles");
-  for (const char* k : {"pre_cal", "compare_group", "post_cal", "fp32_sum_sub_group", "relu_group",
-                         "fp32_mul_group", "acc_tree_group", "lut_group"}) {
+  for (const char* k : kStageKinds) {
     std::string base = std::string("npu.vector.stages.") + k;
     p.stages[k] = {c.get_double(base + ".vectors_per_cycle"), c.get_int(base + ".latency_cycles")};
   }

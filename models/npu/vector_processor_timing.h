@@ -12,7 +12,7 @@ namespace npusim::models {
 
 struct VpStageParams {
   double vectors_per_cycle = 1;
-  int64_t latency_cycles = 0;
+  int64_t latency_cycles = 6;
 };
 
 struct VpParams {
@@ -21,9 +21,46 @@ struct VpParams {
   int64_t instr_overhead_cycles = 0;
   std::map<std::string, VpStageParams> stages;  // by module kind (fp32_sum_sub_group0 -> fp32_sum_sub_group)
 
-  static VpParams read(const config::HwConfig& c);
+  // The module_list stage kinds, each with a throughput/latency pair of keys.
+  static constexpr const char* kStageKinds[] = {"pre_cal", "compare_group", "post_cal", "fp32_sum_sub_group",
+                                                "relu_group", "fp32_mul_group", "acc_tree_group", "lut_group"};
+  // The npu.vector.* keys: the one place their defaults and ranges are written.
+  static const std::vector<config::ParamDecl>& params();
+  static VpParams read(const config::HwConfig& c);  // reads only the keys of params()
   const VpStageParams& stage(const std::string& kind) const;  // InternalError if unknown
 };
+
+// In the header: sim/config assembles the schema from it without linking the units.
+inline const std::vector<config::ParamDecl>& VpParams::params() {
+  using T = config::ParamType;
+  namespace r = config::range;
+  static const std::vector<config::ParamDecl> decls = [] {
+    std::vector<config::ParamDecl> d = {
+        {"npu.vector.lanes", T::Int, "32", "elements", "channels processed in parallel (one vector = lanes elements)", {}, r::count},
+        {"npu.vector.instr_overhead_cycles", T::Int, "0", "cycles", "per VP instruction issue overhead", {}, r::delay},
+        {"npu.vector.parallel_images", T::Int, "1", "images",
+         "images of a batch the VP processes side by side (the work of a batch of N takes ceil(N / this) passes' time)", {},
+         r::count},
+    };
+    for (const std::string k : kStageKinds) {
+      const std::string key = "npu.vector.stages." + k;
+      if (k == "lut_group") {
+        // Transcendental functions (exp, gelu, sigmoid, tanh, rsqrt, reciprocal) by table lookup and
+        // interpolation: the passes of softmax, norms and activations beyond relu (docs/timing.md#vector-ops).
+        d.push_back({key + ".vectors_per_cycle", T::Double, "0.5", "vectors/cycle",
+                     "throughput of the lut_group stage (table lookup + linear interpolation: two reads per element)", {},
+                     r::rate});
+        d.push_back({key + ".latency_cycles", T::Int, "8", "cycles", "pipeline latency of the lut_group stage", {}, r::delay});
+      } else {
+        d.push_back({key + ".vectors_per_cycle", T::Double, "1", "vectors/cycle", "throughput of the " + k + " stage", {},
+                     r::rate});
+        d.push_back({key + ".latency_cycles", T::Int, "6", "cycles", "pipeline latency of the " + k + " stage", {}, r::delay});
+      }
+    }
+    return d;
+  }();
+  return decls;
+}
 
 // The module_list stage kind with any group number removed: fp32_sum_sub_group0 -> fp32_sum_sub_group.
 std::string vp_stage_family(const std::string& kind);

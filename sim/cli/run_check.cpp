@@ -65,9 +65,10 @@ struct RegressCliOptions {
 std::string simulate_report(const std::string& ir_path, const std::string& hw) {
   const ir::Graph g = frontends::read_workload(ir_path);
   const config::HwConfig cfg = config::HwConfig::load(hw, {});
-  const mapping::Program prog = mapping::map_graph(g, cfg);
-  const engine::SimResult sim = engine::simulate_npu(prog, cfg);  // once per (child) process
-  return report::to_json(report::build_report(g.name, prog, sim.timings, cfg)).dump(2);
+  const mapping::NpuParams params = mapping::NpuParams::read(cfg);  // once per run
+  const mapping::Program prog = mapping::map_graph(g, cfg, params);
+  const engine::SimResult sim = engine::simulate_npu(prog, params);  // once per (child) process
+  return report::to_json(report::build_report(g.name, prog, sim.timings, cfg, params)).dump(2);
 }
 }  // namespace
 

@@ -21,9 +21,10 @@ int run_compare_trace(const CompareTraceOptions& o) {
   const zebu::Trace trace = zebu::read_zebu_trace(o.trace);
   const ir::Graph graph = frontends::read_workload(o.ir);
   const config::HwConfig cfg = config::HwConfig::load(o.hw, o.sets);
-  const mapping::Program prog = mapping::map_graph(graph, cfg);
-  const engine::SimResult sim = engine::simulate_npu(prog, cfg);
-  const report::RunReport rep = report::build_report(graph.name, prog, sim.timings, cfg);
+  const mapping::NpuParams params = mapping::NpuParams::read(cfg);  // once per run
+  const mapping::Program prog = mapping::map_graph(graph, cfg, params);
+  const engine::SimResult sim = engine::simulate_npu(prog, params);
+  const report::RunReport rep = report::build_report(graph.name, prog, sim.timings, cfg, params);
 
   // Both sides charge a layer from the end of the previous layer's work to the end of its own,
   // so per-layer cycles add up to each total (docs/calibration.md).

@@ -50,13 +50,14 @@ std::string default_hw(const std::string& arch) {
 
 // The plans of one run, validated against the device, simulated and reported (console table,
 // --report, --csv, --trace). ir_ops: the IR origin of each op of a lowered workload.
+// params: read once per run by the caller.
 int simulate_and_report(const RunOptions& run, const std::vector<gpu::Program>& plans, const config::HwConfig& cfg,
-                        const std::string& workload, const std::map<std::string, std::string>* ir_ops = nullptr) {
-  const models::GpuParams params = models::GpuParams::read(cfg);
+                        const models::GpuParams& params, const std::string& workload,
+                        const std::map<std::string, std::string>* ir_ops = nullptr) {
   for (const gpu::Program& p : plans)
     frontends::validate_against_device(p, params.num_sms, params.max_warps_per_block, params.smem_per_block_bytes);
-  const mapping::GpuSimResult sim = engine::simulate_gpu(plans, cfg);
-  const report::GpuReport rep = report::build_gpu_report(workload, plans, sim, cfg, ir_ops);
+  const mapping::GpuSimResult sim = engine::simulate_gpu(plans, params);
+  const report::GpuReport rep = report::build_gpu_report(workload, plans, sim, cfg, params, ir_ops);
   if (!run.quiet) std::cout << report::format_gpu_table(rep);
   if (!run.report_json.empty()) write_output(run.report_json, report::gpu_to_json(rep).dump(2) + "\n");
   if (!run.csv.empty()) write_output(run.csv, report::gpu_to_csv(rep));
@@ -91,7 +92,7 @@ int run_gpu(const RunOptions& run, const GpuCliOptions& o, bool hw_given) {
   std::sort(plans.begin(), plans.end(), [](const gpu::Program& a, const gpu::Program& b) { return a.rank < b.rank; });
   std::string workload = !o.plans.empty() ? o.plans[0] : o.model + " (default plan)";
   if (o.plans.size() > 1) workload += " and " + std::to_string(o.plans.size() - 1) + " more ranks";
-  return simulate_and_report(run, plans, cfg, workload);
+  return simulate_and_report(run, plans, cfg, params, workload);
 }
 
 // "128x256x64:8[:3]" -> tile, warps and pipeline stages (default 3): the slot's shared memory
@@ -153,7 +154,7 @@ int run_calibrate(const GpuCliOptions& o) {
         tile.tm = s.tm, tile.tn = s.tn, tile.tk = s.tk;
         s.slots = models::matmul_tiles_per_sm(params, tile, s.warps, s.stages, smem_limit);
         const gpu::Program p = mapping::single_matmul_plan(s, params.num_sms, smem_limit);
-        const mapping::GpuSimResult sim = engine::simulate_gpu({p}, cfg);
+        const mapping::GpuSimResult sim = engine::simulate_gpu({p}, params);
         char b[64];
         std::snprintf(b, sizeof b, "%.6f", sim.end_cycles / sim.clock_mhz);
         return std::string(b);
@@ -198,7 +199,7 @@ int run_gpu_workload(const ir::Graph& g, const config::HwConfig& cfg, const RunO
   const mapping::ArkLowering low = mapping::lower_workload(g);
   const models::GpuParams params = models::GpuParams::read(cfg);
   const std::vector<gpu::Program> plans{mapping::default_plan(low.model, params.num_sms, params.arch)};
-  return simulate_and_report(o, plans, cfg, g.source + " (lowered to ARK ops, default plan)", &low.ir_op);
+  return simulate_and_report(o, plans, cfg, params, g.source + " (lowered to ARK ops, default plan)", &low.ir_op);
 }
 
 int run_ark_model(const std::string& path, const RunOptions& o) {

@@ -40,9 +40,10 @@ int run_npu(const RunOptions& o) {
     if (graph.format == "ark_model") return run_ark_model(o.ir, o);
     return run_gpu_workload(graph, cfg, o);
   }
-  const mapping::Program prog = mapping::map_graph(graph, cfg);
-  const engine::SimResult sim = engine::simulate_npu(prog, cfg);
-  const report::RunReport rep = report::build_report(graph.name, prog, sim.timings, cfg);
+  const mapping::NpuParams params = mapping::NpuParams::read(cfg);  // once per run
+  const mapping::Program prog = mapping::map_graph(graph, cfg, params);
+  const engine::SimResult sim = engine::simulate_npu(prog, params);
+  const report::RunReport rep = report::build_report(graph.name, prog, sim.timings, cfg, params);
   if (!o.quiet) std::cout << report::format_table(rep);
   if (!o.report_json.empty()) write_output(o.report_json, report::to_json(rep).dump(2) + "\n");
   if (!o.csv.empty()) write_output(o.csv, report::to_csv(rep));

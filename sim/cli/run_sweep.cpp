@@ -44,9 +44,10 @@ struct SweepCliOptions {
 };
 
 report::RunReport simulate(const ir::Graph& g, const config::HwConfig& cfg) {
-  const mapping::Program prog = mapping::map_graph(g, cfg);
-  const engine::SimResult sim = engine::simulate_npu(prog, cfg);  // once per (worker) process
-  return report::build_report(g.name, prog, sim.timings, cfg);
+  const mapping::NpuParams params = mapping::NpuParams::read(cfg);  // once per run
+  const mapping::Program prog = mapping::map_graph(g, cfg, params);
+  const engine::SimResult sim = engine::simulate_npu(prog, params);  // once per (worker) process
+  return report::build_report(g.name, prog, sim.timings, cfg, params);
 }
 
 int run_sweep(const SweepCliOptions& o) {

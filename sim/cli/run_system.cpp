@@ -51,13 +51,14 @@ double simulate_on_device(const ir::Graph& g, const config::HwConfig& hw, bool g
   if (gpu) {
     const mapping::ArkLowering low = mapping::lower_workload(g);
     const models::GpuParams params = models::GpuParams::read(hw);
-    const mapping::GpuSimResult sim = engine::simulate_gpu({mapping::default_plan(low.model, params.num_sms, params.arch)}, hw);
+    const mapping::GpuSimResult sim = engine::simulate_gpu({mapping::default_plan(low.model, params.num_sms, params.arch)}, params);
     return sim.end_cycles / sim.clock_mhz * 1000.0;
   }
-  const mapping::Program prog = mapping::map_graph(g, hw);
-  const engine::SimResult sim = engine::simulate_npu(prog, hw);
-  const report::RunReport rep = report::build_report(g.name, prog, sim.timings, hw);
-  return (rep.npu_cycles + rep.host_cycles) / hw.get_double("clock_mhz") * 1000.0;
+  const mapping::NpuParams params = mapping::NpuParams::read(hw);  // once per run
+  const mapping::Program prog = mapping::map_graph(g, hw, params);
+  const engine::SimResult sim = engine::simulate_npu(prog, params);
+  const report::RunReport rep = report::build_report(g.name, prog, sim.timings, hw, params);
+  return (rep.npu_cycles + rep.host_cycles) / params.clock_mhz * 1000.0;
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Hardware description: one YAML file (configs/*.yaml) plus --set overrides, checked against a
-// schema that declares every key once (type, unit, default, meaning). The schema also prints
-// `sim config --list` and docs/config.md, so documentation and defaults cannot drift.
+// schema that declares every key once (type, unit, default, range, meaning). Each unit declares
+// its keys next to its params struct (PeArrayParams::params(), ...); schema.cpp only assembles
+// them. The schema also prints `sim config --list` and docs/config.md, so documentation and
+// defaults cannot drift.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -20,6 +22,19 @@ struct ParamRange {
   std::string text() const;  // "[1e-06, 1e+09]", "[1, 1048576]", "[0, 1)"
 };
 
+// The ranges the units' declarations name, by what a key measures. Every bound is far enough
+// inside int64 that cycle arithmetic cannot overflow.
+namespace range {
+inline constexpr ParamRange rate{1e-6, 1e9, true, false};      // B/cycle, GB/s, TFLOPS, MAC/PE/cycle...: > 0
+inline constexpr ParamRange count{1, 1 << 20, false, false};   // PEs, lanes, channels, SMs, warps...: >= 1
+inline constexpr ParamRange size{1, 1 << 30, false, false};    // KiB, MiB
+inline constexpr ParamRange delay{0, 1e9, false, false};       // cycles, ns, us: not negative
+inline constexpr ParamRange fraction{1e-6, 1, true, false};    // efficiencies: (0, 1]
+inline constexpr ParamRange clock{1e-3, 1e6, true, false};     // MHz
+inline constexpr ParamRange energy{0, 1e6, false, false};      // pJ (0: not modelled)
+inline constexpr ParamRange none{};                            // strings and bools: not checked
+}  // namespace range
+
 struct ParamDecl {
   std::string path;     // dotted YAML path, e.g. "npu.pe_array.rows"
   ParamType type;
@@ -27,11 +42,16 @@ struct ParamDecl {
   std::string unit;     // "cycles", "B/cycle", "KiB", "" ...
   std::string meaning;  // one line
   std::vector<std::string> choices;  // for enumerated strings; empty = free
-  ParamRange range = {};             // numbers only (schema.cpp: by unit, with named exceptions)
+  ParamRange range = {};             // numbers only: config::range::*, or its own where a unit needs it
 };
 
-// Every parameter npusim reads, in documentation order.
+// Every parameter npusim reads, in documentation order: the top-level keys, then each unit's
+// declarations (schema.cpp).
 const std::vector<ParamDecl>& schema();
+// The parts it is assembled from, in that order: the top-level keys (name, clock_mhz, device),
+// then each unit's declarations (tests check that no key is declared twice).
+const std::vector<ParamDecl>& top_level_params();
+const std::vector<const std::vector<ParamDecl>*>& unit_param_lists();
 const ParamDecl* find_param(const std::string& path);
 std::string closest_param(const std::string& path);  // for "did you mean" messages
 

@@ -12,14 +12,13 @@
 
 namespace npusim::engine {
 
-mapping::GpuSimResult simulate_gpu(const std::vector<gpu::Program>& plans, const config::HwConfig& cfg) {
+mapping::GpuSimResult simulate_gpu(const std::vector<gpu::Program>& plans, const models::GpuParams& params) {
   if (plans.empty()) throw InternalError("simulate_gpu: no plan");
   for (size_t r = 0; r < plans.size(); ++r)
     if (plans[r].rank != static_cast<int>(r)) throw InternalError("simulate_gpu: plans must be in rank order");
   // Resolution first: it cannot change once any sc_time exists.
   sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
-  const models::GpuParams params = models::GpuParams::read(cfg);
-  const double period_ps = 1e6 / cfg.get_double("clock_mhz");
+  const double period_ps = 1e6 / params.clock_mhz;
   std::vector<mapping::GpuSchedule> schedules;
   std::vector<const gpu::Program*> by_rank;
   for (const gpu::Program& p : plans) {
@@ -52,7 +51,7 @@ mapping::GpuSimResult simulate_gpu(const std::vector<gpu::Program>& plans, const
                      "the plan deadlocks: the simulation ran out of events with warps still waiting (a wait that no "
                      "signal, packet or barrier arrival ever satisfies):\n" + stuck);
   mapping::GpuSimResult res;
-  res.clock_mhz = cfg.get_double("clock_mhz");
+  res.clock_mhz = params.clock_mhz;
   res.launch_cycles = params.launch_overhead_cycles;
   res.end_cycles = res.launch_cycles;
   for (const auto& g : ranks) {

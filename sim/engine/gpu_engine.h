@@ -4,7 +4,7 @@
 #pragma once
 #include <vector>
 
-#include "sim/config/hw_config.h"
+#include "models/gpu/gpu_timing.h"
 #include "sim/ir/gpu_program.h"
 #include "sim/mapping/gpu_stats.h"
 
@@ -13,6 +13,7 @@ namespace npusim::engine {
 // plans: one per rank 0..WorldSize-1, in rank order (the caller has validated them against
 // the device and paired their sends and receives). A plan whose waits are never satisfied
 // (a Recv with no Send, ...) is an InputError naming what the stuck warps wait for.
-mapping::GpuSimResult simulate_gpu(const std::vector<gpu::Program>& plans, const config::HwConfig& cfg);
+// params: the run's GpuParams, read once (GpuParams::read).
+mapping::GpuSimResult simulate_gpu(const std::vector<gpu::Program>& plans, const models::GpuParams& params);
 
 }  // namespace npusim::engine

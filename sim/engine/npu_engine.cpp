@@ -24,14 +24,14 @@ struct NpuTop : sc_core::sc_module {
   models::VectorProcessor vp;
   models::HostCpu host;
 
-  NpuTop(sc_core::sc_module_name n, const mapping::Program& prog, const config::HwConfig& cfg, sc_core::sc_time period)
+  NpuTop(sc_core::sc_module_name n, const mapping::Program& prog, const mapping::NpuParams& p, sc_core::sc_time period)
       : sc_module(n),
         sb(prog.commands.size(), period),
-        dram("dram", models::DramParams::read(cfg), sb),
-        l2("l2", cfg.get_double("npu.l2.bytes_per_cycle"), sb),
-        dma("dma", models::DmaParams::read(cfg), sb, dram, l2, dma_queues(prog, cfg)),
-        pe("pe_array", models::PeArrayParams::read(cfg), sb, l2, jobs<models::PeTile>(prog, mapping::Unit::PeArray, [](const mapping::Command& c) { return c.pe; })),
-        vp("vector", models::VpParams::read(cfg), sb, l2, jobs<models::VpTile>(prog, mapping::Unit::Vector, [](const mapping::Command& c) { return c.vp; })),
+        dram("dram", p.dram, sb),
+        l2("l2", p.buffers.l2_bytes_per_cycle, sb),
+        dma("dma", p.dma, sb, dram, l2, dma_queues(prog, p.dma.channels)),
+        pe("pe_array", p.pe, sb, l2, jobs<models::PeTile>(prog, mapping::Unit::PeArray, [](const mapping::Command& c) { return c.pe; })),
+        vp("vector", p.vp, sb, l2, jobs<models::VpTile>(prog, mapping::Unit::Vector, [](const mapping::Command& c) { return c.vp; })),
         host("host", sb, jobs<int64_t>(prog, mapping::Unit::Host, [](const mapping::Command& c) { return c.host_cycles; })) {}
 
   template <typename P, typename F>
@@ -47,8 +47,7 @@ struct NpuTop : sc_core::sc_module {
   // three channels, the extra ones serve activation loads, stores, weights, loads... in turn,
   // and the transfers of a kind rotate over its channels (docs/timing.md#dma).
   static std::vector<std::vector<models::Job<models::DmaTransfer>>> dma_queues(const mapping::Program& prog,
-                                                                              const config::HwConfig& cfg) {
-    const int64_t channels = cfg.get_int("npu.dma.channels");
+                                                                              int64_t channels) {
     std::vector<std::vector<models::Job<models::DmaTransfer>>> q(channels);
     std::vector<std::vector<int64_t>> of_kind(3);
     for (int64_t ch = 0; ch < channels; ++ch) of_kind[ch < 3 ? ch : std::array<int, 3>{1, 2, 0}[(ch - 3) % 3]].push_back(ch);
@@ -67,11 +66,11 @@ struct NpuTop : sc_core::sc_module {
 
 }  // namespace
 
-SimResult simulate_npu(const mapping::Program& prog, const config::HwConfig& cfg) {
+SimResult simulate_npu(const mapping::Program& prog, const mapping::NpuParams& p) {
   // Resolution first: it cannot change once any sc_time exists.
   sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
-  const sc_core::sc_time period(1e6 / cfg.get_double("clock_mhz"), sc_core::SC_PS);
-  NpuTop top("npu", prog, cfg, period);
+  const sc_core::sc_time period(1e6 / p.clock_mhz, sc_core::SC_PS);
+  NpuTop top("npu", prog, p, period);
   sc_core::sc_start();
   if (!top.sb.all_done()) throw InternalError("simulation ended with commands not run (dependency cycle)");
   SimResult r;
@@ -91,7 +90,7 @@ SimResult simulate_npu(const mapping::Program& prog, const config::HwConfig& cfg
   r.vp_busy_cycles = top.vp.stats().busy_cycles;
   r.dma_busy_cycles = top.dma.stats().busy_cycles;
   r.host_busy_cycles = top.host.stats().busy_cycles;
-  r.dma_channels = static_cast<int>(cfg.get_int("npu.dma.channels"));
+  r.dma_channels = static_cast<int>(p.dma.channels);
   return r;
 }
 

@@ -3,7 +3,7 @@
 #pragma once
 #include <vector>
 
-#include "sim/config/hw_config.h"
+#include "sim/mapping/npu_params.h"
 #include "sim/mapping/program.h"
 
 namespace npusim::engine {
@@ -17,6 +17,7 @@ struct SimResult {
   int dma_channels = 1;
 };
 
-SimResult simulate_npu(const mapping::Program& prog, const config::HwConfig& cfg);
+// p: the run's params, the same the program was mapped with.
+SimResult simulate_npu(const mapping::Program& prog, const mapping::NpuParams& p);
 
 }  // namespace npusim::engine

@@ -36,12 +36,20 @@ const char* bound_name(Bound b) {
   return "?";
 }
 
-MapperParams MapperParams::read(const config::HwConfig& c) {
+HostParams HostParams::read(const config::HwConfig& c) {
+  HostParams p;
+  const double bytes_per_cycle = c.get_double("host.bandwidth_gbps") / c.clock_ghz();
+  p.cycles_per_byte = 1.0 / bytes_per_cycle;
+  p.op_cycles = static_cast<int64_t>(std::llround(c.get_double("host.op_overhead_us") * 1000 * c.clock_ghz()));
+  return p;
+}
+
+MapperParams MapperParams::read(const config::HwConfig& c, const models::BufferParams& buffers, const HostParams& host) {
   MapperParams p;
-  p.l2_bytes = c.get_int("npu.l2.size_kib") * 1024;
-  p.l2_weight_bytes = static_cast<int64_t>(p.l2_bytes * c.get_double("npu.l2.weight_share"));
+  p.l2_bytes = buffers.l2_bytes;
+  p.l2_weight_bytes = static_cast<int64_t>(p.l2_bytes * buffers.l2_weight_share);
   p.l2_act_bytes = p.l2_bytes - p.l2_weight_bytes;
-  p.weight_buffer_bytes = c.get_int("npu.weight_buffer.size_kib") * 1024;
+  p.weight_buffer_bytes = buffers.weight_buffer_bytes;
   p.weight_prefetch_layers = static_cast<int>(c.get_int("mapping.weight_prefetch_layers"));
   p.staged_prefetch_layers = static_cast<int>(c.get_int("mapping.staged_prefetch_layers"));
   p.serialize_layers = c.get_bool("mapping.serialize_layers");
@@ -49,9 +57,8 @@ MapperParams MapperParams::read(const config::HwConfig& c) {
   p.batch_groups_per_stage = c.get_bool("mapping.batch_groups_per_stage");
   p.batch_group_fill = c.get_double("mapping.batch_group_fill");
   p.activation_prefetch_layers = static_cast<int>(c.get_int("mapping.activation_prefetch_layers"));
-  const double bytes_per_cycle = c.get_double("host.bandwidth_gbps") / c.clock_ghz();
-  p.host_cycles_per_byte = 1.0 / bytes_per_cycle;
-  p.host_op_cycles = static_cast<int64_t>(std::llround(c.get_double("host.op_overhead_us") * 1000 * c.clock_ghz()));
+  p.host_cycles_per_byte = host.cycles_per_byte;
+  p.host_op_cycles = host.op_cycles;
   return p;
 }
 
@@ -62,9 +69,8 @@ using ir::Shape;
 
 class Mapper {
  public:
-  Mapper(const ir::Graph& g, const config::HwConfig& c)
-      : m_graph(g), m_cfg(c), m_p(MapperParams::read(c)), m_pe(models::PeArrayParams::read(c)), m_prefetch(m_p),
-        m_vp_parallel_images(c.get_int("npu.vector.parallel_images")) {
+  Mapper(const ir::Graph& g, const config::HwConfig& c, const NpuParams& p)
+      : m_graph(g), m_cfg(c), m_p(p.mapper), m_pe(p.pe), m_prefetch(m_p), m_vp_parallel_images(p.vp.parallel_images) {
     for (const Layer& l : g.layers) m_layer_named.emplace(l.name, &l);
   }
 
@@ -756,9 +762,9 @@ class Mapper {
   }
 
   const ir::Graph& m_graph;
-  const config::HwConfig& m_cfg;
-  MapperParams m_p;
-  models::PeArrayParams m_pe;
+  const config::HwConfig& m_cfg;  // names the file in errors
+  const MapperParams& m_p;        // the run's, outliving the mapper (map_graph)
+  const models::PeArrayParams& m_pe;
   Program m_prog;
   std::map<std::string, int> m_consumers;
   std::map<std::string, TensorState> m_tensors;
@@ -786,6 +792,8 @@ class Mapper {
 
 }  // namespace
 
-Program map_graph(const ir::Graph& g, const config::HwConfig& c) { return Mapper(g, c).run(); }
+Program map_graph(const ir::Graph& g, const config::HwConfig& c, const NpuParams& p) { return Mapper(g, c, p).run(); }
+
+Program map_graph(const ir::Graph& g, const config::HwConfig& c) { return map_graph(g, c, NpuParams::read(c)); }
 
 }  // namespace npusim::mapping

@@ -69,14 +69,14 @@ void mark_critical(const gpu::Program& p, std::vector<GpuPgRow>& rows, double sl
 }  // namespace
 
 GpuReport build_gpu_report(const std::string& workload, const std::vector<gpu::Program>& plans,
-                           const mapping::GpuSimResult& sim, const config::HwConfig& cfg,
+                           const mapping::GpuSimResult& sim, const config::HwConfig& cfg, const models::GpuParams& params,
                            const std::map<std::string, std::string>* ir_ops) {
   GpuReport r;
   r.workload = workload;
   r.hw_name = cfg.get_string("name");
   r.hw_source = cfg.source();
   r.clock_mhz = sim.clock_mhz;
-  r.num_sms = static_cast<int>(cfg.get_int("gpu.num_sms"));
+  r.num_sms = params.num_sms;
   const double us = 1.0 / sim.clock_mhz;  // cycles -> microseconds
   r.launch_us = sim.launch_cycles * us;
   r.total_us = sim.end_cycles * us;
@@ -129,7 +129,7 @@ GpuReport build_gpu_report(const std::string& workload, const std::vector<gpu::P
       rr.flops += st.work.flops;
       rr.pgs.push_back(row);
     }
-    mark_critical(p, rr.pgs, cfg.get_double("gpu.barrier_ns") / 1000.0 + 0.01);
+    mark_critical(p, rr.pgs, params.barrier_ns / 1000.0 + 0.01);
     // Ops.
     for (size_t ti = 0; ti < p.task_infos.size(); ++ti)
       for (size_t oi = 0; oi < p.task_infos[ti].ops.size(); ++oi) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "models/gpu/gpu_timing.h"
 #include "sim/config/hw_config.h"
 #include "sim/ir/gpu_program.h"
 #include "sim/mapping/gpu_stats.h"
@@ -66,7 +67,7 @@ struct GpuReport {
 // ir_ops: for a workload lowered from the IR (sim/mapping/gpu_lower.h), ARK op name -> kind
 // of the IR op it came from; the rows then name their IR op and its kind.
 GpuReport build_gpu_report(const std::string& workload, const std::vector<gpu::Program>& plans,
-                           const mapping::GpuSimResult& sim, const config::HwConfig& cfg,
+                           const mapping::GpuSimResult& sim, const config::HwConfig& cfg, const models::GpuParams& params,
                            const std::map<std::string, std::string>* ir_ops = nullptr);
 
 std::string format_gpu_table(const GpuReport& r);

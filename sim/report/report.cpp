@@ -10,25 +10,28 @@ namespace npusim::report {
 
 using mapping::Unit;
 
-void describe_hardware(RunReport& r, const config::HwConfig& cfg) {
+void describe_hardware(RunReport& r, const config::HwConfig& cfg, const mapping::NpuParams& p) {
   r.hw_name = cfg.get_string("name");
   r.hw_source = cfg.source();
-  r.clock_mhz = cfg.get_double("clock_mhz");
-  r.dram_bytes_per_cycle = cfg.dram_bytes_per_cycle();
+  r.clock_mhz = p.clock_mhz;
+  r.dram_bytes_per_cycle = p.dram.bytes_per_cycle;
   r.config = cfg.resolved();
-  r.energy_modelled = cfg.get_double("energy.pj_per_mac") > 0 || cfg.get_double("energy.pj_per_dram_byte") > 0 ||
-                      cfg.get_double("energy.pj_per_sram_byte") > 0;
-  r.pe_count = cfg.get_int("npu.pe_array.rows") * cfg.get_int("npu.pe_array.cols");
-  r.l2_size_bytes = cfg.get_int("npu.l2.size_kib") * 1024;
+  r.energy_modelled = p.energy.modelled();
+  r.pe_count = p.pe.rows * p.pe.cols;
+  r.l2_size_bytes = p.buffers.l2_bytes;
+}
+
+void describe_hardware(RunReport& r, const config::HwConfig& cfg) {
+  describe_hardware(r, cfg, mapping::NpuParams::read(cfg));
 }
 
 RunReport build_report(const std::string& workload, const mapping::Program& prog,
-                       const std::vector<mapping::CommandTiming>& timings, const config::HwConfig& cfg) {
+                       const std::vector<mapping::CommandTiming>& timings, const config::HwConfig& cfg,
+                       const mapping::NpuParams& p) {
   RunReport r;
   r.workload = workload;
-  describe_hardware(r, cfg);
-  const double pj_mac = cfg.get_double("energy.pj_per_mac"), pj_dram = cfg.get_double("energy.pj_per_dram_byte"),
-               pj_sram = cfg.get_double("energy.pj_per_sram_byte");
+  describe_hardware(r, cfg, p);
+  const double pj_mac = p.energy.pj_per_mac, pj_dram = p.energy.pj_per_dram_byte, pj_sram = p.energy.pj_per_sram_byte;
 
   const size_t n = prog.layers.size();
   std::vector<LayerRow> rows(n);

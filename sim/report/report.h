@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/config/hw_config.h"
+#include "sim/mapping/npu_params.h"
 #include "sim/mapping/program.h"
 
 namespace npusim::report {
@@ -52,9 +53,12 @@ struct RunReport {
 std::string dominant_bound(const RunReport& r);
 
 // The run-level hardware facts of a report (name, clock, PE count, L2 size, resolved config...).
-void describe_hardware(RunReport& r, const config::HwConfig& cfg);
+// cfg gives the name, source and resolved values; p the run's params (built once per run).
+void describe_hardware(RunReport& r, const config::HwConfig& cfg, const mapping::NpuParams& p);
+void describe_hardware(RunReport& r, const config::HwConfig& cfg);  // reads the params itself
 RunReport build_report(const std::string& workload, const mapping::Program& prog,
-                       const std::vector<mapping::CommandTiming>& timings, const config::HwConfig& cfg);
+                       const std::vector<mapping::CommandTiming>& timings, const config::HwConfig& cfg,
+                       const mapping::NpuParams& p);
 
 // One field of a layer row: its name in JSON and CSV, unit, meaning and value. Every writer
 // (JSON, CSV, sweep rows, docs/reports.md) reads this one table.

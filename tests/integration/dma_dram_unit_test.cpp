@@ -21,6 +21,7 @@ TEST(SingleUnit, TwoDmaChannelsShareOneDramBusFirstComeFirstServed) {
   dram.latency_cycles = 100;
   dram.burst_bytes = 64;
   dram.segment_overhead_cycles = 0;
+  dram.channels = 1;
   Scoreboard sb(2, sc_core::sc_time(1, sc_core::SC_NS));
   Dram d("dram", dram, sb);
   L2Buffer l2("l2", 1e9, sb);  // never the bottleneck here

@@ -71,6 +71,7 @@ TEST(DramTiming, TransfersRoundUpToBurstsAndPayPerSegment) {
   p.bytes_per_cycle = 16;
   p.burst_bytes = 64;
   p.segment_overhead_cycles = 2;
+  p.channels = 1;
   // 1000 B -> 16 bursts = 1024 B -> 64 cycles, plus 3 segments * 2.
   EXPECT_EQ(dram_service_cycles(p, 1000, 3), 70);
   // Exactly one burst (boundary) vs one byte more.

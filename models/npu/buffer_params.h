@@ -1,0 +1,47 @@
+// Sizes and port rate of the NPU's on-chip buffers: the global (L2) buffer and the WL0 weight
+// buffer next to the PE array. The mapper plans against the sizes (sim/mapping); the engine's
+// L2Buffer (models/npu/buffer.h) serves its port at l2_bytes_per_cycle.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "sim/config/hw_config.h"
+
+namespace npusim::models {
+
+struct BufferParams {
+  int64_t l2_bytes = 8192 * 1024;
+  double l2_bytes_per_cycle = 256;
+  double l2_weight_share = 0.5;  // of l2_bytes, reserved for weight prefetch
+  int64_t weight_buffer_bytes = 1152 * 1024;
+
+  // The npu.l2.* and npu.weight_buffer.* keys: the one place their defaults and ranges are written.
+  static const std::vector<config::ParamDecl>& params();
+  static BufferParams read(const config::HwConfig& c);  // reads only the keys of params()
+};
+
+// In the header: sim/config assembles the schema from it without linking the units.
+inline const std::vector<config::ParamDecl>& BufferParams::params() {
+  using T = config::ParamType;
+  namespace r = config::range;
+  static const std::vector<config::ParamDecl> decls = {
+      {"npu.l2.size_kib", T::Int, "8192", "KiB", "global (L2) buffer holding activations and prefetched weights", {}, r::size},
+      {"npu.l2.bytes_per_cycle", T::Double, "256", "B/cycle", "L2 port bandwidth shared by DMA, PE array and VP", {}, r::rate},
+      // [0, 1): the rest of the L2 holds activations.
+      {"npu.l2.weight_share", T::Double, "0.5", "fraction", "share of L2 reserved for weight prefetch", {},
+       {0, 1, false, true}},
+      {"npu.weight_buffer.size_kib", T::Int, "1152", "KiB", "WL0 weight buffer next to the PE array", {}, r::size},
+  };
+  return decls;
+}
+
+inline BufferParams BufferParams::read(const config::HwConfig& c) {
+  BufferParams p;
+  p.l2_bytes = c.get_int("npu.l2.size_kib") * 1024;
+  p.l2_bytes_per_cycle = c.get_double("npu.l2.bytes_per_cycle");
+  p.l2_weight_share = c.get_double("npu.l2.weight_share");
+  p.weight_buffer_bytes = c.get_int("npu.weight_buffer.size_kib") * 1024;
+  return p;
+}
+
+}  // namespace npusim::models
