@@ -3,9 +3,32 @@
 #include <string>
 
 #include "frontends/ark/ark_reader.h"
+#include "models/gpu/gpu_timing.h"
 #include "sim/ir/gpu_program.h"
 
 namespace npusim::test {
+
+// Round GPU numbers so expected values can be derived by hand: 2048 flop/cycle per SM at the
+// mma efficiency, 128 B/cycle shared memory, a 64 B/cycle SM port, L2 hits of 200 cycles, HBM
+// misses of 1000, 20 cycles per K iteration.
+inline models::GpuParams round_gpu_params() {
+  models::GpuParams p;
+  p.sub_partitions = 4;
+  p.tensor_fpc_fp16 = 4096;
+  p.mma_efficiency = 0.5;
+  p.smem_bytes_per_cycle = 128;
+  p.sm_l2_bytes_per_cycle = 64;
+  p.hbm_latency_cycles = 1000;
+  p.l2_latency_cycles = 200;
+  p.k_step_cycles = 20;
+  p.task_overhead_cycles = 100;
+  p.vector_fpc = 256;
+  p.transcendental_flops = 4;
+  p.bytes_in_flight_per_warp = 2048;
+  p.max_warps_per_block = 32;
+  p.registers_per_sm_bytes = 256 * 1024;
+  return p;
+}
 
 inline std::string ark_file(const std::string& rel) {
   return std::string(NPUSIM_SOURCE_DIR) + "/../shared/examples/ark/" + rel;

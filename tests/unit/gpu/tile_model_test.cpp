@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "models/gpu/gpu_timing.h"
+#include "tests/unit/gpu/gpu_test_util.h"
 #include "models/gpu/l2_timing.h"
 #include "sim/mapping/gpu_default_plan.h"
 #include "sim/mapping/gpu_schedule.h"
@@ -13,23 +14,6 @@ using namespace npusim;
 
 namespace {
 
-// Round numbers: 2048 flop/cycle per SM, 128 B/cycle shared memory, a 64 B/cycle SM port,
-// L2 hits of 200 cycles, HBM misses of 1000, 20 cycles per K iteration.
-models::GpuParams round_params() {
-  models::GpuParams p;
-  p.sub_partitions = 4;
-  p.tensor_fpc_fp16 = 4096;
-  p.mma_efficiency = 0.5;
-  p.smem_bytes_per_cycle = 128;
-  p.sm_l2_bytes_per_cycle = 64;
-  p.hbm_latency_cycles = 1000;
-  p.l2_latency_cycles = 200;
-  p.k_step_cycles = 20;
-  p.task_overhead_cycles = 100;
-  p.max_warps_per_block = 32;
-  p.registers_per_sm_bytes = 256 * 1024;
-  return p;
-}
 
 models::MatmulTile tile(int64_t tm, int64_t tn, int64_t tk, int64_t k) {
   models::MatmulTile t;
@@ -43,7 +27,7 @@ int64_t stage(const models::MatmulTile& t) { return (t.tm + t.tn) * t.tk * 2; }
 }  // namespace
 
 TEST(GpuTileModel, Bk32PaysTwiceTheIterationsOfBk64) {
-  const models::GpuParams p = round_params();
+  const models::GpuParams p = test::round_gpu_params();
   // 128x128 on 4 warps (2x2 grid), K = 4096, 3 stages each, every load an L2 hit.
   const models::MatmulTile t64 = tile(128, 128, 64, 4096), t32 = tile(128, 128, 32, 4096);
   const models::MatmulTiming a = models::matmul_timing(p, t64, 4, 3 * stage(t64));
@@ -61,7 +45,7 @@ TEST(GpuTileModel, Bk32PaysTwiceTheIterationsOfBk64) {
 }
 
 TEST(GpuTileModel, Bk32HidesHalfTheLatencyWithTheSameStages) {
-  const models::GpuParams p = round_params();
+  const models::GpuParams p = test::round_gpu_params();
   // Two stages (one in flight) and every load missing to HBM: a 1000-cycle latency per step
   // to hide. BK 64's 1024-cycle math step covers it; BK 32's 512-cycle one does not.
   const models::MatmulTile t64 = tile(128, 128, 64, 4096), t32 = tile(128, 128, 32, 4096);
@@ -76,7 +60,7 @@ TEST(GpuTileModel, Bk32HidesHalfTheLatencyWithTheSameStages) {
 }
 
 TEST(GpuTileModel, SharedMemoryPerStageTimesStagesLimitsOccupancy) {
-  const models::GpuParams p = round_params();
+  const models::GpuParams p = test::round_gpu_params();
   const int64_t smem = 227 * 1024 - 128;  // what an ARK block may use on an H100
   // 128x128x64: 32 KiB per stage. 3 stages = 96 KiB: two tiles fit (registers: 256 KiB /
   // (1.5 x 128 x 128 x 4 B) = 2; warps: 32 / 4 = 8).
@@ -113,7 +97,7 @@ TEST(GpuTileModel, WaveQuantisationOverSms) {
 }
 
 TEST(GpuTileModel, EpilogueStoresTheValidOutputThroughTheSmPort) {
-  const models::GpuParams p = round_params();
+  const models::GpuParams p = test::round_gpu_params();
   models::MatmulTile t = tile(128, 128, 64, 64);
   const double fp16 = models::matmul_timing(p, t, 4, 3 * stage(t)).epilogue;
   EXPECT_DOUBLE_EQ(fp16, 128.0 * 128 * 2 / 64);

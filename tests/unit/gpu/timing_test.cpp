@@ -9,28 +9,11 @@ using namespace npusim;
 
 namespace {
 
-// Round numbers so the expected values can be derived by hand.
-models::GpuParams round_params() {
-  models::GpuParams p;
-  p.sub_partitions = 4;
-  p.tensor_fpc_fp16 = 4096;
-  p.mma_efficiency = 0.5;
-  p.smem_bytes_per_cycle = 128;
-  p.sm_l2_bytes_per_cycle = 64;
-  p.hbm_latency_cycles = 1000;
-  p.l2_latency_cycles = 200;
-  p.k_step_cycles = 20;
-  p.task_overhead_cycles = 100;
-  p.vector_fpc = 256;
-  p.transcendental_flops = 4;
-  p.bytes_in_flight_per_warp = 2048;
-  return p;
-}
 
 }  // namespace
 
 TEST(GpuTiming, MatmulTileOfTheArkDefaultConfig) {
-  const models::GpuParams p = round_params();
+  const models::GpuParams p = test::round_gpu_params();
   models::MatmulTile t;  // 128 x 256 x 64, fp16, K = 4096
   t.k = 4096;
   const models::MatmulTiming m = models::matmul_timing(p, t, 8, 147456);
@@ -59,7 +42,7 @@ TEST(GpuTiming, MatmulTileOfTheArkDefaultConfig) {
 }
 
 TEST(GpuTiming, SmallTilesAreSharedMemoryOrLatencyBound) {
-  const models::GpuParams p = round_params();
+  const models::GpuParams p = test::round_gpu_params();
   models::MatmulTile t;
   t.tm = t.tn = t.tk = 64;
   t.m_valid = t.n_valid = 64;
@@ -98,7 +81,7 @@ TEST(GpuTiming, EdgeTilesOfAMatmulHaveFewerValidRows) {
 }
 
 TEST(GpuTiming, ElementwiseTaskFromBytesAndArithmetic) {
-  const models::GpuParams p = round_params();
+  const models::GpuParams p = test::round_gpu_params();
   gpu::Op op;
   op.type = gpu::OpType::Sigmoid;
   gpu::Tensor x;
@@ -123,7 +106,7 @@ TEST(GpuTiming, ElementwiseTaskFromBytesAndArithmetic) {
 }
 
 TEST(GpuTiming, SendOverProxyIsAsynchronousAndOverSmMovesLinkBytes) {
-  const models::GpuParams p = round_params();
+  const models::GpuParams p = test::round_gpu_params();
   gpu::Op op;
   op.type = gpu::OpType::Send;
   gpu::Tensor in, out;
