@@ -23,6 +23,8 @@ PeArrayParams PeArrayParams::read(const config::HwConfig& c) {
   p.act_read_bytes_per_cycle = c.get_double("npu.pe_array.act_read_bytes_per_cycle");
   p.weight_read_bytes_per_cycle = c.get_double("npu.pe_array.weight_read_bytes_per_cycle");
   p.out_write_bytes_per_cycle = c.get_double("npu.pe_array.out_write_bytes_per_cycle");
+  p.pe_groups = c.get_int("npu.pe_array.pe_groups");
+  p.c_split_min_cycles = c.get_int("npu.pe_array.c_split_min_cycles");
   return p;
 }
 
@@ -36,6 +38,24 @@ double PeArrayParams::macs_per_pe_cycle(ir::DType t) const {
 
 static int64_t bytes_cycles(int64_t bytes, double per_cycle) {
   return static_cast<int64_t>(std::ceil(static_cast<double>(bytes) / per_cycle));
+}
+
+double pe_group_split_factor(const PeArrayParams& p, const PeTile& t) {
+  const int64_t g = p.pe_groups;
+  if (g <= 1) return 1;
+  // Splitting an axis of extent d over g groups: the busiest group does ceil(d/g) of the d/g.
+  auto idle = [g](int64_t d) { return d <= 0 ? 1.0 : static_cast<double>(g * ceil_div(d, g)) / static_cast<double>(d); };
+  double best;
+  if (t.n > 0 && t.h > 0 && t.w > 0)
+    best = std::min({idle(t.n), idle(t.h), idle(t.w)});
+  else
+    best = idle(t.pixels);
+  best = std::min(best, idle(ceil_div(t.k, p.rows)));  // K blocks of `rows` channels
+  const int64_t lanes = std::max<int64_t>(1, p.cols / g);  // reduction lanes of one group
+  const int64_t c_pad = ceil_div(t.c, p.channel_align) * p.channel_align;
+  const int64_t c_units = ceil_div(c_pad, lanes);
+  if (ceil_div(c_units, g) * t.r * t.s >= p.c_split_min_cycles) best = std::min(best, idle(c_units));
+  return best;
 }
 
 PeTiming pe_tile_timing(const PeArrayParams& p, const PeTile& t) {
@@ -55,7 +75,11 @@ PeTiming pe_tile_timing(const PeArrayParams& p, const PeTile& t) {
     const int64_t c_pad = ceil_div(t.c, p.channel_align) * p.channel_align;
     const int64_t red_pad = c_pad * t.r * t.s;
     const int64_t red_folds = ceil_div(red_pad, p.cols);
-    const auto stream = static_cast<int64_t>(std::ceil(static_cast<double>(t.pixels) * red_pad / p.cols * cycles_per_mac));
+    // pe_groups > 1: the groups split one axis of the tile; groups left idle stretch the stream.
+    r.group_split = pe_group_split_factor(p, t);
+    double stream_d = static_cast<double>(t.pixels) * red_pad / p.cols * cycles_per_mac;
+    if (p.pe_groups > 1) stream_d = stream_d * r.group_split - 1e-9;  // the product of a ratio can land a hair above an integer
+    const auto stream = static_cast<int64_t>(std::ceil(stream_d));
     const int64_t k_block_weight_bytes = ceil_div(t.weight_bytes, std::max<int64_t>(1, k_folds * t.groups));
     const int64_t k_block = std::max(stream, bytes_cycles(k_block_weight_bytes, p.weight_read_bytes_per_cycle));
     r.folds = k_folds * red_folds * t.groups;

@@ -21,6 +21,8 @@ struct PeArrayParams {
   double act_read_bytes_per_cycle = 64;
   double weight_read_bytes_per_cycle = 32;
   double out_write_bytes_per_cycle = 32;
+  int64_t pe_groups = 1;           // groups that split one axis of a tile (1: no split)
+  int64_t c_split_min_cycles = 1;  // a C split keeps at least this many reduction steps per pixel
 
   // The npu.pe_array.* keys: the one place their defaults and ranges are written (the member
   // initializers above repeat the defaults for tests that build the struct by hand).
@@ -54,6 +56,14 @@ inline const std::vector<config::ParamDecl>& PeArrayParams::params() {
       {"npu.pe_array.weight_read_bytes_per_cycle", T::Double, "32", "B/cycle",
        "weights from the weight buffer into the array; a fold cannot be shorter than its weight load", {}, r::rate},
       {"npu.pe_array.out_write_bytes_per_cycle", T::Double, "32", "B/cycle", "results from the array back to L2", {}, r::rate},
+      {"npu.pe_array.pe_groups", T::Int, "1", "groups",
+       "weight stationary: the columns form this many groups that split one axis of a tile (output N, H or W, "
+       "K blocks, or input channels), the one that leaves the fewest groups idle; 1: no split (docs/timing.md#pe-array)",
+       {}, r::count},
+      {"npu.pe_array.c_split_min_cycles", T::Int, "1", "cycles",
+       "groups split the input channels only if each group keeps at least this many reduction steps per output "
+       "pixel: ceil(ceil(C / (cols / pe_groups)) / pe_groups) x R x S",
+       {}, r::count},
   };
   return decls;
 }
@@ -65,6 +75,7 @@ struct PeTile {
   int64_t r = 1, s = 1; // kernel
   int64_t pixels = 1;   // output pixels in the tile: N * Ho * Wo
   int64_t groups = 1;   // grouped conv: each group is a separate pass
+  int64_t n = 0, h = 0, w = 0;  // output images, rows per image, columns (0: unknown, pixels is one axis)
   int64_t in_bytes = 0;      // input activation bytes the tile reads
   int64_t out_bytes = 0;     // output bytes the tile writes
   int64_t weight_bytes = 0;  // weight bytes the tile uses
@@ -74,6 +85,7 @@ struct PeTile {
 
 struct PeTiming {
   int64_t folds = 0;           // K blocks x reduction blocks (x groups)
+  double group_split = 1;      // pe_groups: streaming time / the time with every group busy (>= 1)
   int64_t compute_cycles = 0;  // folds streamed through the array, incl. fill/drain
   int64_t act_cycles = 0;      // input reads (per K fold)
   int64_t out_cycles = 0;      // output writes
@@ -81,6 +93,10 @@ struct PeTiming {
 };
 
 PeTiming pe_tile_timing(const PeArrayParams& p, const PeTile& t);
+
+// pe_groups > 1: the factor the best split of the tile over the groups stretches its streaming
+// time by (docs/timing.md#pe-array); 1 when pe_groups is 1.
+double pe_group_split_factor(const PeArrayParams& p, const PeTile& t);
 
 int64_t ceil_div(int64_t a, int64_t b);
 

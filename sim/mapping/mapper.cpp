@@ -568,6 +568,10 @@ class Mapper {
         pe.pe.r = r;
         pe.pe.s = s;
         pe.pe.pixels = rows * out.w;
+        // The tile's output as images x rows x columns (rows of N x Ho; npu.pe_array.pe_groups).
+        pe.pe.n = rows >= out.h ? ceil_div(rows, out.h) : 1;
+        pe.pe.h = std::min(rows, out.h);
+        pe.pe.w = out.w;
         pe.pe.dtype = plan.dtype;
         pe.pe.in_bytes = static_cast<int64_t>(std::ceil(plan.in_bytes * frac * read_fraction));
         pe.pe.out_bytes = static_cast<int64_t>(std::ceil(plan.out_bytes * frac * kn / k_total));

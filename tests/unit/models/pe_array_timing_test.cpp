@@ -121,6 +121,58 @@ TEST(PeArrayTiming, OutputStationaryStreamsTheReduction) {
   EXPECT_EQ(pe_tile_timing(p, t).compute_cycles, 4 * 9 + 6);
 }
 
+TEST(PeArrayTiming, PeGroupsSplitTheAxisThatLeavesFewestGroupsIdle) {
+  // 8x8 array in 2 groups of 4 reduction lanes (docs/timing.md#pe-array). 1x1 conv, K=8 (one
+  // K block), C=8 (2 lane units), output 1 image x 3 rows x 3 columns, no setup.
+  PeArrayParams p = make_params();
+  p.rows = p.cols = 8;
+  p.pe_groups = 2;
+  PeTile t = one_by_one(8, 8, 9);
+  t.n = 1, t.h = 3, t.w = 3;
+  // Ungrouped stream: 9 px x 8 / 8 cols = 9 cycles. Splits: N 2*1/1 = 2, H and W 2*2/3 = 4/3,
+  // K blocks 2*1/1 = 2, C units ceil(2/2) x 1 x 1 = 1 step >= c_split_min_cycles 1: 2*1/2 = 1.
+  EXPECT_DOUBLE_EQ(pe_group_split_factor(p, t), 1.0);
+  EXPECT_EQ(pe_tile_timing(p, t).compute_cycles, 9 + 14);  // + fill 8+8-2
+  // A C split needing 2 steps per group is not allowed: the best is H (or W), 4/3.
+  p.c_split_min_cycles = 2;
+  EXPECT_DOUBLE_EQ(pe_group_split_factor(p, t), 4.0 / 3.0);
+  EXPECT_EQ(pe_tile_timing(p, t).compute_cycles, 12 + 14);  // ceil(9 x 4/3) = 12
+  // A 3x3 kernel gives each group 1 x 9 steps: the C split is back (lossless).
+  t.r = t.s = 3;
+  t.weight_bytes = 8 * 8 * 9;
+  EXPECT_DOUBLE_EQ(pe_group_split_factor(p, t), 1.0);
+  // 16 output channels = 2 K blocks split evenly over the 2 groups, even without the C split.
+  t = one_by_one(16, 8, 9);
+  t.n = 1, t.h = 3, t.w = 3;
+  EXPECT_DOUBLE_EQ(pe_group_split_factor(p, t), 1.0);
+  // pe_groups 1 (the default) leaves the timing as it was.
+  p.pe_groups = 1;
+  t = one_by_one(8, 8, 9);
+  EXPECT_DOUBLE_EQ(pe_group_split_factor(p, t), 1.0);
+  EXPECT_EQ(pe_tile_timing(p, t).compute_cycles, 9 + 14);
+}
+
+TEST(PeArrayTiming, PeGroupsOnTheGeminiArrayCostAnEighthOfA28RowSplit) {
+  // Gemini (configs/gemini_zebu.yaml): 64x64 in 8 groups of 8 lanes, C padded to 8, C split
+  // only with >= 9 steps per group. ResNet-50 Conv_33: K=128, C=512, 1 x 28 x 28 output. C
+  // units 64 -> 8 steps per group < 9: no C split; K: 2 blocks -> 8*1/2 = 4; N: 8; H, W:
+  // 8*4/28 = 8/7. Stream 2 blocks x ceil(784 x 512/64 x 8/7) = 2 x 7168 (trace: 14336 + 502).
+  PeArrayParams p;
+  p.channel_align = 8;
+  p.pe_groups = 8;
+  p.c_split_min_cycles = 9;
+  p.tile_setup_cycles = 0;
+  p.out_write_bytes_per_cycle = 1e9;
+  PeTile t = one_by_one(128, 512, 784);
+  t.n = 1, t.h = 28, t.w = 28;
+  EXPECT_DOUBLE_EQ(pe_group_split_factor(p, t), 8.0 / 7.0);
+  EXPECT_EQ(pe_tile_timing(p, t).compute_cycles, 2 * 7168 + 126);
+  // Conv_29 (K=512, C=128): 8 K blocks, one per group: no loss.
+  t = one_by_one(512, 128, 784);
+  t.n = 1, t.h = 28, t.w = 28;
+  EXPECT_DOUBLE_EQ(pe_group_split_factor(p, t), 1.0);
+}
+
 TEST(PeArrayTiming, NeverFasterThanPeakRate) {
   const PeArrayParams p = make_params();
   for (int64_t k : {1, 3, 4, 17, 64})
