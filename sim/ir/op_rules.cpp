@@ -73,6 +73,8 @@ void check_conv2d(const std::string& file, const Layer& l) {
   need_rank(file, l, "input_shape/1", w, 4, "weight [K,C/groups,R,S]");
   need_rank(file, l, "output_shape/0", y, 4, "output [N,K,H,W]");
   int64_t c = x[1], k = w[0], g = l.groups;
+  // Readers check it too, but not every producer's reader does (TVM's "groups": 0 was a fuzz finding).
+  if (g < 1) fail(file, l, "groups", "groups must be at least 1, got " + std::to_string(g));
   if (c % g != 0)
     fail(file, l, "groups", "groups " + std::to_string(g) + " does not divide the input channels " + std::to_string(c));
   if (k % g != 0)

@@ -211,6 +211,10 @@ TEST_F(FrontendIrErrors, ConvWeightAndGroups) {
   doc = base();
   doc["Conv_0"]["groups"] = 2;
   expect_error("/Conv_0/groups", "groups 2 does not divide the input channels 3");
+  // Zero groups would divide by zero in the shape rule (a fuzz finding through TVM's reader).
+  doc = base();
+  doc["Conv_0"]["groups"] = 0;
+  expect_error("/Conv_0/groups", "");
 }
 
 TEST_F(FrontendIrErrors, PoolCeilModeShape) {
