@@ -727,6 +727,51 @@ def tvm():
     case("mlf_escape_path", f"--ir {f} --format tvm_mlf -q", 2, "mlf_escape_path.tar")
 
 
+# ---------------------------------------------------------------- gpu-calibrate (--gemm, --ops)
+def gpu_calibrate():
+    with open(os.path.join(ROOT, "configs", "gpu_h100.yaml")) as f:
+        hw = write("gpu_calibrate", "h100.yaml", f.read())
+    ops_row = {"kind": "relu_squared", "M": 256, "N": 512, "dtype": "bf16", "row_inputs": 1, "col_vectors": 0,
+               "row_outputs": 1, "row_stats": 0, "flops_per_element": 2, "warps": 4, "ms": 0.01}
+    gemm_row = {"M": 256, "N": 256, "K": 256, "ms": 0.006}
+
+    def run(name, flag, doc, code, *expect, extra=""):
+        f = write("gpu_calibrate", name + ".json", compact(doc) if not isinstance(doc, str) else doc)
+        case(name, f"gpu-calibrate --hw {hw} {flag} {f} -j1{extra}", code, *expect)
+
+    run("ops_good_control", "--ops", {"rows": [ops_row]}, 0, "median |error| over 1 rows")
+    run("gemm_good_control", "--gemm", {"rows": [gemm_row]}, 0, "median |error| over 1 rows")
+    for name, key, value, what in [
+        ("ops_ms_zero", "ms", 0, "must be a positive time"),
+        ("ops_ms_negative", "ms", -1.5, "must be a positive time"),
+        ("ops_ms_string", "ms", "fast", ""),
+        ("ops_dtype_int8", "dtype", "int8", "must be fp32, fp16 or bf16"),
+        ("ops_warps_zero", "warps", 0, "between 1 and 32"),
+        ("ops_warps_above_block", "warps", 64, "between 1 and 32"),
+        ("ops_rows_zero", "M", 0, ""),
+        ("ops_cols_huge", "N", 1 << 40, ""),
+        ("ops_no_outputs", "row_outputs", 0, ""),
+        ("ops_inputs_negative", "row_inputs", -1, ""),
+        ("ops_flops_negative", "flops_per_element", -2, "between 0 and 1000000"),
+        ("ops_transcendentals_nan", "transcendentals_per_element", "x", ""),
+        ("ops_missing_kind", "kind", DELETE, "kind"),
+        ("ops_missing_warps", "warps", DELETE, "warps"),
+    ]:
+        row = set_path(copy.deepcopy(ops_row), [key], value)
+        where = "/rows/0" if value is DELETE else "/rows/0/" + key
+        run(name, "--ops", {"rows": [row]}, 2, name + ".json", where, *([what] if what else []))
+    run("ops_rows_not_array", "--ops", {"rows": {"a": 1}}, 2, "ops_rows_not_array.json", "/rows")
+    run("ops_no_rows", "--ops", {"meta": {}}, 2, "ops_no_rows.json", "rows")
+    run("ops_truncated", "--ops", compact({"rows": [ops_row]})[:40], 2, "ops_truncated.json")
+    run("gemm_ms_zero", "--gemm", {"rows": [dict(gemm_row, ms=0)]}, 2, "gemm_ms_zero.json", "/rows/0/ms",
+        "must be a positive time")
+    run("gemm_missing_k", "--gemm", {"rows": [{"M": 1, "N": 1, "ms": 1}]}, 2, "gemm_missing_k.json", "/rows/0", "K")
+    run("ops_with_tile", "--ops", {"rows": [ops_row]}, 2, "--tile", "--gemm rows only", extra=" --tile 64x64x64:4")
+    case("calibrate_neither", f"gpu-calibrate --hw {hw}", 2, "give either --gemm or --ops")
+    f = write("gpu_calibrate", "both.json", compact({"rows": [gemm_row]}))
+    case("calibrate_both", f"gpu-calibrate --hw {hw} --gemm {f} --ops {f}", 2, "give either --gemm or --ops")
+
+
 # ---------------------------------------------------------------- extreme but legal values
 # Every numeric hardware key at the ends of its range (docs/config.md), on the small Frontend
 # IR: `sim` must finish or refuse with exit 2 (the exit column "0|2"), never overflow or crash;
@@ -818,6 +863,7 @@ def main():
     sweep()
     onnx_family()
     tvm()
+    gpu_calibrate()
     crashers()
     extremes()
     with open(os.path.join(OUT, "cases.tsv"), "w") as f:

@@ -34,6 +34,9 @@ GpuParams GpuParams::read(const config::HwConfig& c) {
   p.num_sms = static_cast<int>(positive(c, "gpu.num_sms"));
   p.warp_size = static_cast<int>(positive(c, "gpu.warp_size"));
   p.max_warps_per_block = static_cast<int>(positive(c, "gpu.max_warps_per_block"));
+  p.max_warps_per_sm = static_cast<int>(positive(c, "gpu.max_warps_per_sm"));
+  if (p.max_warps_per_sm < p.max_warps_per_block)
+    throw InputError(c.source(), "gpu.max_warps_per_sm", "is below gpu.max_warps_per_block (an SM holds at least one whole block)");
   p.sub_partitions = static_cast<int>(positive(c, "gpu.sub_partitions"));
   p.smem_per_block_bytes = static_cast<int64_t>(positive(c, "gpu.smem_per_block_kib") * 1024);
   p.registers_per_sm_bytes = static_cast<int64_t>(positive(c, "gpu.registers_per_sm_kib") * 1024);
@@ -143,6 +146,14 @@ int64_t matmul_tiles_per_sm(const GpuParams& p, const MatmulTile& t, int warps, 
   // that 128x256 tiles on 8 warps use in CUTLASS / Triton kernels): 1.5 x TM x TN x 4 bytes.
   const int64_t by_regs = p.registers_per_sm_bytes / std::max<int64_t>(1, t.tm * t.tn * 6);
   return std::max<int64_t>(1, std::min({by_warps, by_smem, by_regs}));
+}
+
+int64_t rowwise_programs_per_sm(const GpuParams& p, int warps, int64_t live_values_per_thread) {
+  const int64_t w = std::max(1, warps);
+  const int64_t by_warps = p.max_warps_per_sm / w;
+  const int64_t regs_per_thread = std::min<int64_t>(255, 32 + std::max<int64_t>(0, live_values_per_thread));
+  const int64_t by_regs = p.registers_per_sm_bytes / std::max<int64_t>(1, w * p.warp_size * regs_per_thread * 4);
+  return std::max<int64_t>(1, std::min(by_warps, by_regs));
 }
 
 int64_t matmul_waves(int64_t tiles, int64_t sms, int64_t per_sm) {

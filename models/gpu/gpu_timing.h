@@ -24,6 +24,7 @@ struct GpuParams {
   int num_sms = 132;
   int warp_size = 32;
   int max_warps_per_block = 32;
+  int max_warps_per_sm = 64;
   int sub_partitions = 4;
   int64_t smem_per_block_bytes = 227 * 1024;
   int64_t registers_per_sm_bytes = 256 * 1024;
@@ -76,6 +77,10 @@ inline const std::vector<config::ParamDecl>& GpuParams::params() {
        "threads per warp (64: AMD wavefront): a warp keeps warp_size x mem.bytes_in_flight_per_thread loads outstanding", {},
        r::count},
       {"gpu.max_warps_per_block", T::Int, "32", "warps", "most warps of one thread block: a plan's NumWarpsPerProcessor limit",
+       {}, r::count},
+      {"gpu.max_warps_per_sm", T::Int, "64", "warps",
+       "warps one SM holds at once (2048 threads): how many small thread blocks of a row-wise kernel run side by side "
+       "(gpu-calibrate --ops)",
        {}, r::count},
       {"gpu.sub_partitions", T::Int, "4", "",
        "warp schedulers per SM (SIMDs per CU): a slot of w warps gets min(1, w/this) of the SM's math rate", {}, r::count},
@@ -187,6 +192,13 @@ MatmulTiming matmul_timing(const GpuParams& p, const MatmulTile& t, int slot_war
 int64_t matmul_tiles_per_sm(const GpuParams& p, const MatmulTile& t, int warps, int64_t stages, int64_t smem_bytes);
 
 // Waves of `tiles` tiles over `sms` SMs running `per_sm` tiles each at once: ceil(tiles / (sms * per_sm)).
+// Programs of a row-wise kernel (one thread block of `warps` warps per row, as Triton's norm
+// and activation kernels launch) that one SM holds at once: by warps (max_warps_per_sm) and by
+// registers, each thread holding `live_values_per_thread` fp32 values of its row slice on top
+// of ~32 registers of addresses and indices (an estimate; past 255 the kernel spills, which is
+// not modelled). At least 1.
+int64_t rowwise_programs_per_sm(const GpuParams& p, int warps, int64_t live_values_per_thread);
+
 int64_t matmul_waves(int64_t tiles, int64_t sms, int64_t per_sm);
 
 // The matmul tile of task `task_id` of op (edge tiles have fewer valid rows/cols).

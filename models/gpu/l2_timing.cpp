@@ -1,6 +1,7 @@
 #include "models/gpu/l2_timing.h"
 
 #include <algorithm>
+#include <map>
 
 namespace npusim::models {
 
@@ -9,6 +10,13 @@ int64_t L2Residency::dirty_bytes() const {
   for (const Entry& e : m_lru)
     if (e.dirty) d += e.region.size();
   return d;
+}
+
+std::vector<std::pair<int64_t, int64_t>> L2Residency::dirty_by_writer() const {
+  std::map<int64_t, int64_t> by;
+  for (const Entry& e : m_lru)
+    if (e.dirty) by[e.writer] += e.region.size();
+  return {by.begin(), by.end()};
 }
 
 std::vector<L2Residency::Entry> L2Residency::cut(const ByteRegion& r) {
@@ -20,11 +28,11 @@ std::vector<L2Residency::Entry> L2Residency::cut(const ByteRegion& r) {
       ++it;
       continue;
     }
-    parts.push_back({{r.buffer, lo, hi}, it->dirty});
+    parts.push_back({{r.buffer, lo, hi}, it->dirty, it->writer});
     m_used -= hi - lo;
     // Keep the parts of the entry on either side of r, at the entry's place in the LRU order.
     if (e.begin < lo && e.end > hi) {
-      Entry right{{e.buffer, hi, e.end}, it->dirty};
+      Entry right{{e.buffer, hi, e.end}, it->dirty, it->writer};
       e.end = lo;
       it = m_lru.insert(std::next(it), right);
       ++it;
@@ -42,11 +50,11 @@ std::vector<L2Residency::Entry> L2Residency::cut(const ByteRegion& r) {
   return parts;
 }
 
-int64_t L2Residency::insert(ByteRegion r, bool dirty) {
+int64_t L2Residency::insert(ByteRegion r, bool dirty, int64_t writer) {
   if (m_capacity <= 0 || r.size() <= 0) return 0;
   // A region larger than the cache streams through it: only its tail stays.
   if (r.size() > m_capacity) r.begin = r.end - m_capacity;
-  m_lru.push_front({r, dirty});
+  m_lru.push_front({r, dirty, writer});
   m_used += r.size();
   int64_t written_back = 0;
   while (m_used > m_capacity && !m_lru.empty()) {
@@ -70,25 +78,25 @@ L2Access L2Residency::read(const ByteRegion& r) {
     // Streams through: the tail stays, clean; dirty bytes pushed out are written back.
     for (const Entry& e : parts)
       if (e.dirty) a.writeback_bytes += e.region.size();
-    a.writeback_bytes += insert(r, false);
+    a.writeback_bytes += insert(r, false, -1);
     return a;
   }
   // Missed gaps come in clean; resident parts keep their dirty flag; all become most recent.
   int64_t pos = r.begin;
   for (const Entry& e : parts) {
-    if (e.region.begin > pos) a.writeback_bytes += insert({r.buffer, pos, e.region.begin}, false);
-    a.writeback_bytes += insert(e.region, e.dirty);
+    if (e.region.begin > pos) a.writeback_bytes += insert({r.buffer, pos, e.region.begin}, false, -1);
+    a.writeback_bytes += insert(e.region, e.dirty, e.writer);
     pos = e.region.end;
   }
-  if (pos < r.end) a.writeback_bytes += insert({r.buffer, pos, r.end}, false);
+  if (pos < r.end) a.writeback_bytes += insert({r.buffer, pos, r.end}, false, -1);
   return a;
 }
 
-L2Access L2Residency::write(const ByteRegion& r) {
+L2Access L2Residency::write(const ByteRegion& r, int64_t writer) {
   L2Access a;
   for (const Entry& e : cut(r)) a.hit_bytes += e.region.size();
   // Bytes of a region larger than the cache go straight through to HBM.
-  a.writeback_bytes = std::max<int64_t>(0, r.size() - m_capacity) + insert(r, true);
+  a.writeback_bytes = std::max<int64_t>(0, r.size() - m_capacity) + insert(r, true, writer);
   return a;
 }
 

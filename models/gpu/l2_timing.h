@@ -3,10 +3,12 @@
 // Contract: reads of resident bytes hit; missed bytes are fetched from HBM and become resident;
 // writes allocate dirty lines without a fetch; evicting dirty bytes writes them back (charged
 // to the access that evicts them); overwriting dirty bytes in place costs no write-back (why
-// ARK's "overwrite" plans save traffic). Dirty bytes still resident at the end are not charged.
+// ARK's "overwrite" plans save traffic). Dirty bytes still resident at the end are written back
+// too (every written byte reaches HBM once per dirty episode): dirty_by_writer() says whose.
 #pragma once
 #include <cstdint>
 #include <list>
+#include <utility>
 #include <vector>
 
 namespace npusim::models {
@@ -28,20 +30,24 @@ class L2Residency {
  public:
   explicit L2Residency(int64_t capacity_bytes) : m_capacity(capacity_bytes) {}
   L2Access read(const ByteRegion& r);
-  L2Access write(const ByteRegion& r);
+  // writer: who wrote the bytes (any id of the caller's, e.g. an op index).
+  L2Access write(const ByteRegion& r, int64_t writer = -1);
   int64_t resident_bytes() const { return m_used; }
   int64_t dirty_bytes() const;
+  // Dirty bytes still resident, per writer (in writer order).
+  std::vector<std::pair<int64_t, int64_t>> dirty_by_writer() const;
 
  private:
   struct Entry {
     ByteRegion region;
     bool dirty = false;
+    int64_t writer = -1;  // of dirty bytes
   };
   // Cuts r out of every entry and returns the resident parts of r (with their dirty flags).
   std::vector<Entry> cut(const ByteRegion& r);
   // Inserts r as most recent (only its last `capacity` bytes when larger), then evicts;
   // returns the dirty bytes evicted.
-  int64_t insert(ByteRegion r, bool dirty);
+  int64_t insert(ByteRegion r, bool dirty, int64_t writer);
   std::list<Entry> m_lru;  // front: most recently used
   int64_t m_capacity;
   int64_t m_used = 0;

@@ -1,5 +1,5 @@
 // `sim --plan P... [--model M] --hw H` and `sim --model M --hw H [--write-plan F]`: ARK plans on
-// the GPU model; `sim gpu-calibrate`: single-GEMM plans vs measured times (docs/gpu.md). The
+// the GPU model; `sim gpu-calibrate`: single-kernel plans vs measured times (docs/gpu.md). The
 // options live here so main.cpp only wires them in.
 #include <CLI/CLI.hpp>
 
@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -34,7 +35,7 @@ struct GpuCliOptions {
   std::vector<std::string> plans;
   std::string write_plan;
   // gpu-calibrate
-  std::string cal_hw = "configs/gpu_h100.yaml", gemm;
+  std::string cal_hw = "configs/gpu_h100.yaml", gemm, ops;
   std::vector<std::string> cal_sets;
   std::vector<std::string> tiles;
   std::string cal_csv;
@@ -116,9 +117,49 @@ std::string tile_name(const mapping::MatmulPlanSpec& t) {
          ":" + std::to_string(t.stages);
 }
 
-int run_calibrate(const GpuCliOptions& o) {
-  const config::HwConfig cfg = config::HwConfig::load(o.cal_hw, o.cal_sets);
-  const models::GpuParams params = models::GpuParams::read(cfg);
+// A measured time: "ms", a positive number of milliseconds.
+double measured_us(const json::Cursor& row) {
+  const json::Cursor ms = row.at("ms");
+  const double v = ms.as_double();
+  if (!(v > 0) || !std::isfinite(v)) ms.fail("must be a positive time in milliseconds");
+  return v * 1000.0;
+}
+
+// Runs n simulations, each in its own forked child (one simulation per process); sim_one(i)
+// gives the predicted microseconds of candidate i, or a negative number when it does not fit.
+std::vector<double> simulate_forked(size_t n, int jobs, const std::function<double(size_t)>& sim_one) {
+  std::vector<double> predicted(n, -1);
+  sweep::PoolOptions pool;
+  pool.jobs = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::string failure;
+  sweep::run_forked(
+      n, pool,
+      [&](size_t i) {
+        char b[64];
+        std::snprintf(b, sizeof b, "%.6f", sim_one(i));
+        return std::string(b);
+      },
+      [&](const sweep::TaskOutcome& out) {
+        if (out.ok) predicted[out.index] = std::stod(out.payload);
+        else if (failure.empty()) failure = out.payload;
+      });
+  if (!failure.empty()) throw InternalError("gpu-calibrate: a simulation failed: " + failure);
+  return predicted;
+}
+
+double simulated_us(const gpu::Program& p, const models::GpuParams& params) {
+  const mapping::GpuSimResult sim = engine::simulate_gpu({p}, params);
+  return sim.end_cycles / sim.clock_mhz;
+}
+
+void print_error_summary(std::vector<double> errors) {
+  std::sort(errors.begin(), errors.end());
+  const size_t n = errors.size();
+  const double median = n == 0 ? 0 : (n % 2 ? errors[n / 2] : (errors[n / 2 - 1] + errors[n / 2]) / 2);
+  std::printf("median |error| over %zu rows: %.1f%%, worst %.1f%%\n", n, median, n ? errors.back() : 0.0);
+}
+
+int run_calibrate_gemm(const GpuCliOptions& o, const models::GpuParams& params) {
   const json::Json doc = json::read_json_file(o.gemm);
   json::Cursor root(doc, o.gemm);
   struct Row {
@@ -127,7 +168,7 @@ int run_calibrate(const GpuCliOptions& o) {
   };
   std::vector<Row> rows;
   for (const json::Cursor& r : root.at("rows").elements())
-    rows.push_back({r.get_int("M"), r.get_int("N"), r.get_int("K"), r.at("ms").as_double() * 1000.0});
+    rows.push_back({r.get_int("M"), r.get_int("N"), r.get_int("K"), measured_us(r)});
   std::vector<mapping::MatmulPlanSpec> tiles;
   // Default candidates: ARK's 128x256 tile and smaller ones, each with 3 stages and with a
   // deeper pipeline (libraries pick 4-7 stages for skinny, latency-bound shapes).
@@ -137,33 +178,17 @@ int run_calibrate(const GpuCliOptions& o) {
   for (const std::string& t : o.tiles.empty() ? candidates : o.tiles)
     tiles.push_back(parse_tile(t));
   const int64_t smem_limit = params.smem_per_block_bytes - frontends::kArkSmemReservedBytes;
-  // One simulation per process: every (row, tile) runs in its own forked child.
-  std::vector<double> predicted(rows.size() * tiles.size(), -1);
-  sweep::PoolOptions pool;
-  pool.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::string failure;
-  sweep::run_forked(
-      predicted.size(), pool,
-      [&](size_t i) {
-        mapping::MatmulPlanSpec s = tiles[i % tiles.size()];
-        const Row& r = rows[i / tiles.size()];
-        s.m = r.m, s.n = r.n, s.k = r.k;
-        if (s.sram_bytes > smem_limit) return std::string("-1");
-        // Occupancy: as many tiles per SM as its warps, shared memory and registers hold.
-        models::MatmulTile tile;
-        tile.tm = s.tm, tile.tn = s.tn, tile.tk = s.tk;
-        s.slots = models::matmul_tiles_per_sm(params, tile, s.warps, s.stages, smem_limit);
-        const gpu::Program p = mapping::single_matmul_plan(s, params.num_sms, smem_limit);
-        const mapping::GpuSimResult sim = engine::simulate_gpu({p}, params);
-        char b[64];
-        std::snprintf(b, sizeof b, "%.6f", sim.end_cycles / sim.clock_mhz);
-        return std::string(b);
-      },
-      [&](const sweep::TaskOutcome& out) {
-        if (out.ok) predicted[out.index] = std::stod(out.payload);
-        else if (failure.empty()) failure = out.payload;
-      });
-  if (!failure.empty()) throw InternalError("gpu-calibrate: a simulation failed: " + failure);
+  const std::vector<double> predicted = simulate_forked(rows.size() * tiles.size(), o.jobs, [&](size_t i) {
+    mapping::MatmulPlanSpec s = tiles[i % tiles.size()];
+    const Row& r = rows[i / tiles.size()];
+    s.m = r.m, s.n = r.n, s.k = r.k;
+    if (s.sram_bytes > smem_limit) return -1.0;
+    // Occupancy: as many tiles per SM as its warps, shared memory and registers hold.
+    models::MatmulTile tile;
+    tile.tm = s.tm, tile.tn = s.tn, tile.tk = s.tk;
+    s.slots = models::matmul_tiles_per_sm(params, tile, s.warps, s.stages, smem_limit);
+    return simulated_us(mapping::single_matmul_plan(s, params.num_sms, smem_limit), params);
+  });
   std::ostringstream csv;
   csv << "M,N,K,measured_us,predicted_us,error_pct,tile\n";
   std::printf("%-7s %-7s %-7s %12s %12s %8s  %s\n", "M", "N", "K", "measured_us", "predicted_us", "error", "best tile");
@@ -183,13 +208,89 @@ int run_calibrate(const GpuCliOptions& o) {
                 static_cast<long long>(r.n), static_cast<long long>(r.k), r.measured_us, pred, err, tile.c_str());
     csv << r.m << "," << r.n << "," << r.k << "," << r.measured_us << "," << pred << "," << err << "," << tile << "\n";
   }
-  std::vector<double> sorted = errors;
-  std::sort(sorted.begin(), sorted.end());
-  const size_t n = sorted.size();
-  const double median = n == 0 ? 0 : (n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2);
-  std::printf("median |error| over %zu rows: %.1f%%, worst %.1f%%\n", n, median, n ? sorted.back() : 0.0);
+  print_error_summary(errors);
   if (!o.cal_csv.empty()) write_output(o.cal_csv, csv.str());
   return kOk;
+}
+
+// Rows of fused row-wise kernels (docs/gpu.md#memory-bound-kernels): each row names the kernel's
+// tensors and launch, the model predicts its time.
+int run_calibrate_ops(const GpuCliOptions& o, const models::GpuParams& params) {
+  const json::Json doc = json::read_json_file(o.ops);
+  json::Cursor root(doc, o.ops);
+  struct Row {
+    std::string kind, dtype;
+    mapping::RowKernelSpec spec;
+    double measured_us;
+  };
+  std::vector<Row> rows;
+  for (const json::Cursor& r : root.at("rows").elements()) {
+    Row row;
+    r.expect_object();
+    row.kind = r.get_string("kind");
+    mapping::RowKernelSpec& s = row.spec;
+    s.name = row.kind;
+    s.rows = r.at("M").as_int_in(1, 1 << 24);
+    s.cols = r.at("N").as_int_in(1, 1 << 24);
+    row.dtype = r.get_string("dtype");
+    if (row.dtype == "fp32") s.dtype = gpu::DataType::FP32;
+    else if (row.dtype == "fp16") s.dtype = gpu::DataType::FP16;
+    else if (row.dtype == "bf16") s.dtype = gpu::DataType::BF16;
+    else r.at("dtype").fail("must be fp32, fp16 or bf16");
+    s.row_inputs = static_cast<int>(r.at("row_inputs").as_int_in(0, 16));
+    s.row_outputs = static_cast<int>(r.at("row_outputs").as_int_in(1, 16));
+    s.col_vectors = static_cast<int>(r.at("col_vectors").as_int_in(0, 16));
+    s.row_stats = static_cast<int>(r.at("row_stats").as_int_in(0, 16));
+    // Plain fp32 operations per element, plus the transcendentals (exp, div, rsqrt) weighted
+    // like ARK's element-wise ops (gpu.transcendental_flops).
+    auto per_element = [&](const std::string& key) {
+      const std::optional<json::Cursor> c = r.find(key);
+      const double v = c ? c->as_double() : 0.0;
+      if (!(v >= 0) || v > 1e6) r.at(key).fail("must be between 0 and 1000000");
+      return v;
+    };
+    s.flops_per_element =
+        per_element("flops_per_element") + per_element("transcendentals_per_element") * params.transcendental_flops;
+    s.warps = static_cast<int>(r.at("warps").as_int_in(1, params.max_warps_per_block));
+    // Triton pads the row to a power of two; each thread holds its share of every row input and
+    // weight vector in registers.
+    int64_t block = 1;
+    while (block < s.cols) block *= 2;
+    const int64_t per_thread = (block + int64_t{s.warps} * params.warp_size - 1) / (int64_t{s.warps} * params.warp_size);
+    s.programs_per_sm = models::rowwise_programs_per_sm(params, s.warps, (s.row_inputs + s.col_vectors) * per_thread);
+    row.measured_us = measured_us(r);
+    rows.push_back(row);
+  }
+  const std::vector<double> predicted = simulate_forked(rows.size(), o.jobs, [&](size_t i) {
+    return simulated_us(mapping::single_rowwise_plan(rows[i].spec, params.num_sms), params);
+  });
+  std::ostringstream csv;
+  csv << "kind,M,N,dtype,warps,measured_us,predicted_us,error_pct,programs_per_sm\n";
+  std::printf("%-20s %-7s %-7s %-5s %5s %12s %12s %8s  %s\n", "kind", "M", "N", "dtype", "warps", "measured_us",
+              "predicted_us", "error", "programs/SM");
+  std::vector<double> errors;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    const double err = 100.0 * (predicted[i] - r.measured_us) / r.measured_us;
+    errors.push_back(std::fabs(err));
+    std::printf("%-20s %-7lld %-7lld %-5s %5d %12.2f %12.2f %+7.1f%%  %lld\n", r.kind.c_str(),
+                static_cast<long long>(r.spec.rows), static_cast<long long>(r.spec.cols), r.dtype.c_str(), r.spec.warps,
+                r.measured_us, predicted[i], err, static_cast<long long>(r.spec.programs_per_sm));
+    csv << r.kind << "," << r.spec.rows << "," << r.spec.cols << "," << r.dtype << "," << r.spec.warps << ","
+        << r.measured_us << "," << predicted[i] << "," << err << "," << r.spec.programs_per_sm << "\n";
+  }
+  print_error_summary(errors);
+  if (!o.cal_csv.empty()) write_output(o.cal_csv, csv.str());
+  return kOk;
+}
+
+int run_calibrate(const GpuCliOptions& o) {
+  if (o.gemm.empty() == o.ops.empty())
+    throw InputError("gpu-calibrate", o.gemm.empty() ? "--gemm" : "--ops", "give either --gemm or --ops (one of them)");
+  if (!o.ops.empty() && !o.tiles.empty()) throw InputError("gpu-calibrate", "--tile", "applies to --gemm rows only");
+  const config::HwConfig cfg = config::HwConfig::load(o.cal_hw, o.cal_sets);
+  const models::GpuParams params = models::GpuParams::read(cfg);
+  return o.gemm.empty() ? run_calibrate_ops(o, params) : run_calibrate_gemm(o, params);
 }
 
 }  // namespace
@@ -213,9 +314,11 @@ std::function<int()> add_gpu_command(CLI::App& app, RunOptions& run) {
   app.add_option("--model", o->model, "ARK model file (.json) to simulate on the GPU (with --plan: cross-checked)");
   app.add_option("--plan", o->plans, "ARK plan file; repeat for every rank of a multi-GPU run");
   app.add_option("--write-plan", o->write_plan, "write the plan that runs (ARK's default plan without --plan)");
-  auto* cal = app.add_subcommand("gpu-calibrate", "simulate single-GEMM plans and compare with measured GEMM times");
+  auto* cal = app.add_subcommand("gpu-calibrate", "simulate single-kernel plans (GEMMs, row-wise kernels) and compare with measured times");
   cal->add_option("--hw", o->cal_hw, "GPU hardware description")->capture_default_str();
-  cal->add_option("--gemm", o->gemm, "measured GEMM times (JSON with rows of M, N, K, ms)")->required();
+  cal->add_option("--gemm", o->gemm, "measured GEMM times (JSON with rows of M, N, K, ms)");
+  cal->add_option("--ops", o->ops,
+                  "measured row-wise kernel times (JSON rows: kind, M, N, dtype, tensors, flops, warps, ms; docs/gpu.md)");
   cal->add_option("--set", o->cal_sets, "override a hardware parameter (repeatable)");
   cal->add_option("--tile", o->tiles, "candidate tile TMxTNxTK:WARPS[:STAGES] (repeatable; default: ten tiles, best taken)");
   cal->add_option("--csv", o->cal_csv, "write the comparison as CSV");

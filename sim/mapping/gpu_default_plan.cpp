@@ -1,6 +1,7 @@
 #include "sim/mapping/gpu_default_plan.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/ir/error.h"
 
@@ -221,6 +222,66 @@ gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t sm
   p.num_processors = static_cast<int>(procs);
   p.num_warps_per_processor = wpp;
   gpu::derive_costs(p);
+  return p;
+}
+
+gpu::Program single_rowwise_plan(const RowKernelSpec& s, int num_sms) {
+  if (num_sms <= 0 || s.warps <= 0 || s.rows <= 0 || s.cols <= 0 || s.row_inputs < 0 || s.row_outputs < 0 ||
+      s.col_vectors < 0 || s.row_stats < 0 || s.row_outputs < 1 || s.programs_per_sm <= 0)
+    throw InternalError("single_rowwise_plan: bad spec");
+  gpu::Program p;
+  p.source = s.name + " " + std::to_string(s.rows) + "x" + std::to_string(s.cols);
+  int64_t next_id = 0;
+  auto tensor = [&](int64_t rows, int64_t cols, gpu::DataType dt) {
+    gpu::Tensor t;
+    t.id = t.buffer_id = next_id;
+    p.buffers.push_back({next_id, -1, false, {}, {}, ""});
+    ++next_id;
+    t.dtype = dt;
+    t.shape = t.strides = t.padded_shape = {rows, cols};
+    t.offsets = {0, 0};
+    return t;
+  };
+  gpu::Op op;
+  op.type = gpu::OpType::Mul;  // an element-wise op: its task reads and writes its share of every tensor once
+  op.name = s.name;
+  for (int i = 0; i < s.row_inputs; ++i) op.read_tensors.push_back(tensor(s.rows, s.cols, s.dtype));
+  for (int i = 0; i < s.col_vectors; ++i) op.read_tensors.push_back(tensor(1, s.cols, s.dtype));
+  for (int i = 0; i < s.row_outputs; ++i) op.write_tensors.push_back(tensor(s.rows, s.cols, s.dtype));
+  for (int i = 0; i < s.row_stats; ++i) op.write_tensors.push_back(tensor(s.rows, 1, gpu::DataType::FP32));
+  op.result_tensors = {op.write_tensors[0]};
+  op.config.present = true;
+  op.config.num_warps = s.warps;
+  op.config.sram_bytes = 0;
+  op.config.num_tasks = s.rows;
+  op.pointer = "/TaskInfos/0/Ops/0";
+  gpu::TaskInfo t;
+  t.num_warps = s.warps;
+  t.sram_bytes = 0;
+  t.num_tasks = s.rows;
+  t.pointer = "/TaskInfos/0";
+  t.ops.push_back(op);
+  p.task_infos.push_back(t);
+  const int64_t procs = std::min<int64_t>(num_sms, s.rows);
+  gpu::ResourceGroup rg;
+  rg.pointer = "/ProcessorGroups/0/ResourceGroups/0";
+  rg.processor_range = {0, procs, 1};
+  rg.warp_range = {0, s.programs_per_sm * s.warps, 1};
+  rg.sram_range = {0, 0, 1};
+  rg.task_groups.push_back({0, {0, s.rows, 1}, 1, rg.pointer + "/TaskGroups/0"});
+  gpu::ProcessorGroup pg;
+  pg.pointer = "/ProcessorGroups/0";
+  pg.processor_range = rg.processor_range;
+  pg.resource_groups.push_back(rg);
+  p.processor_groups.push_back(pg);
+  p.num_processors = static_cast<int>(procs);
+  p.num_warps_per_processor = static_cast<int>(s.programs_per_sm * s.warps);
+  gpu::derive_costs(p);
+  // The kernel's own arithmetic replaces ARK's one flop per output element.
+  gpu::Op& o = p.task_infos[0].ops[0];
+  o.cost.flops = static_cast<int64_t>(std::llround(s.flops_per_element * static_cast<double>(s.rows * s.cols)));
+  o.task_cost.flops = static_cast<int64_t>(std::llround(s.flops_per_element * static_cast<double>(s.cols)));
+  p.task_infos[0].task_cost.flops = o.task_cost.flops;
   return p;
 }
 

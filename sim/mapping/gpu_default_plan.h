@@ -37,6 +37,24 @@ struct MatmulPlanSpec {
 };
 gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t smem_limit);
 
+// A plan with one fused row-wise kernel over an M x N problem, launched the way Triton's norm
+// and activation kernels are (Liger's layer_norm, rms_norm, swiglu...): one program of `warps`
+// warps per row, its whole row in registers, so every tensor is read and written once.
+// Tensors: `row_inputs` M x N tensors read, `row_outputs` written, `col_vectors` N-long vectors
+// every program reads (norm weights), `row_stats` M-long fp32 vectors written (mean, rstd).
+// Programs go to the SMs round-robin, `programs_per_sm` at once. Used by `sim gpu-calibrate
+// --ops` to stand in for a measured kernel.
+struct RowKernelSpec {
+  std::string name = "rowwise";
+  int64_t rows = 0, cols = 0;
+  gpu::DataType dtype = gpu::DataType::FP32;
+  int row_inputs = 1, row_outputs = 1, col_vectors = 0, row_stats = 0;
+  double flops_per_element = 1;  // fp32 arithmetic per element (a transcendental counts as gpu.transcendental_flops)
+  int warps = 4;
+  int64_t programs_per_sm = 1;
+};
+gpu::Program single_rowwise_plan(const RowKernelSpec& s, int num_sms);
+
 // ARK's Dims::dims4(): the last 4 dimensions, padded in front with 1s.
 std::array<int64_t, 4> dims4(const gpu::Dims& d);
 

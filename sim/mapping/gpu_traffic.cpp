@@ -97,6 +97,12 @@ bool play_matmul_waves(models::L2Residency& l2, const gpu::Op& op, int64_t concu
 }
 
 std::vector<std::vector<OpTraffic>> plan_hbm_traffic(const gpu::Program& p, int64_t l2_bytes) {
+  // The L2 tags written bytes with the writer's index in `writers` (TaskInfo, op).
+  std::vector<std::pair<size_t, size_t>> writers;
+  auto writer_id = [&](size_t ti, size_t oi) {
+    if (writers.empty() || writers.back() != std::make_pair(ti, oi)) writers.emplace_back(ti, oi);
+    return static_cast<int64_t>(writers.size() - 1);
+  };
   std::vector<std::vector<OpTraffic>> out(p.task_infos.size());
   for (size_t i = 0; i < p.task_infos.size(); ++i) out[i].resize(p.task_infos[i].ops.size());
   models::L2Residency l2(l2_bytes);
@@ -124,11 +130,14 @@ std::vector<std::vector<OpTraffic>> plan_hbm_traffic(const gpu::Program& p, int6
           }
           for (const gpu::Tensor& x : op.write_tensors) {
             if (x.is_remote(p.rank)) continue;
-            const models::L2Access a = l2.write(tensor_region(x));
+            const models::L2Access a = l2.write(tensor_region(x), writer_id(ti, oi));
             t.hbm_write_bytes += a.writeback_bytes;
           }
         }
       }
+  // What is still dirty at the end reaches HBM too, charged to the op that wrote it.
+  for (const auto& [writer, bytes] : l2.dirty_by_writer())
+    if (writer >= 0) out[writers[writer].first][writers[writer].second].hbm_write_bytes += static_cast<double>(bytes);
   return out;
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -43,6 +44,16 @@ std::string zoo_matmul(const std::string& d, int64_t m, int64_t n, int64_t k, co
   return "--ir '" + f + "'";
 }
 
+// One row-wise kernel row for `sim gpu-calibrate --ops`: a bf16 copy-like kernel, one program
+// of `warps` warps per row.
+std::string ops_file(const std::string& d, int64_t m, int64_t n, int warps) {
+  const std::string f = d + "/ops_" + std::to_string(m) + "_" + std::to_string(n) + ".json";
+  json row = {{"kind", "relu_squared"}, {"M", m}, {"N", n}, {"dtype", "bf16"}, {"row_inputs", 1}, {"col_vectors", 0},
+              {"row_outputs", 1}, {"row_stats", 0}, {"flops_per_element", 2}, {"warps", warps}, {"ms", 1.0}};
+  std::ofstream(f) << json{{"rows", {row}}}.dump();
+  return f;
+}
+
 // allreduce-sm with its Send/Recv over the default Proxy channel.
 std::string proxy_allreduce(const std::string& d) {
   std::string args;
@@ -71,13 +82,17 @@ double simulate(const std::string& args, const std::string& set, const std::stri
     const auto r = run_sim(args + " " + hw() + " " + set + " --csv '" + d + "/cal.csv'");
     EXPECT_EQ(r.exit_code, 0) << r.output;
     std::istringstream csv(read_text(d + "/cal.csv"));
-    std::string line;
-    std::getline(csv, line);
-    std::getline(csv, line);  // M,N,K,measured_us,predicted_us,...
-    std::vector<std::string> f;
-    std::stringstream ls(line);
-    for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
-    return f.size() > 4 ? std::stod(f[4]) : -1;
+    auto fields = [&csv]() {
+      std::string line;
+      std::getline(csv, line);
+      std::vector<std::string> f;
+      std::stringstream ls(line);
+      for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
+      return f;
+    };
+    const std::vector<std::string> head = fields(), row = fields();
+    const size_t col = std::find(head.begin(), head.end(), "predicted_us") - head.begin();
+    return col < row.size() ? std::stod(row[col]) : -1;
   }
   const auto r = run_sim(args + " " + hw() + " " + set + " -q --report '" + d + "/r.json'");
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -104,6 +119,13 @@ std::string args(const std::string& w, const std::string& d) {
   if (w == "allreduce_sm") return ranks("allreduce-sm");
   if (w == "allreduce_packet") return ranks("allreduce-packet");
   if (w == "allreduce_proxy") return proxy_allreduce(d);
+  // gpu-calibrate --ops with one row-wise kernel: ops:M:N:WARPS
+  if (w.rfind("ops:", 0) == 0) {
+    int64_t m = 0, n = 0;
+    int warps = 0;
+    EXPECT_EQ(std::sscanf(w.c_str(), "ops:%lld:%lld:%d", reinterpret_cast<long long*>(&m), reinterpret_cast<long long*>(&n), &warps), 3);
+    return "gpu-calibrate --ops '" + ops_file(d, m, n, warps) + "'";
+  }
   // gpu-calibrate with one fixed tile: cal:M:N:K:TILE
   std::vector<std::string> f;
   std::stringstream ss(w);
@@ -143,6 +165,8 @@ const std::vector<KeyCase> kCases = {
     {"gpu.num_sms", "66", "132", "mm4096"},                      // half the SMs: twice the waves
     {"gpu.warp_size", "16", "64", "bert"},                       // loads in flight per warp
     {"gpu.max_warps_per_block", "8", "32", "cal:4096:4096:4096:64x64x64:4:3"},  // 2 vs 4 tiles per SM
+    // 1-warp programs of tiny rows are latency-bound: 32 vs 62 (registers) of them per SM at once.
+    {"gpu.max_warps_per_sm", "32", "64", "ops:16896:32:1"},
     {"gpu.sub_partitions", "8", "4", "cal:1024:1024:1024:128x128x64:4:3"},  // 4 warps on 8 schedulers: half rate
     {"gpu.smem_per_block_kib", "100", "227", "cal:4096:4096:4096:64x64x64:4:3"},  // 2 vs 4 tiles per SM
     {"gpu.registers_per_sm_kib", "128", "256", "cal:4096:4096:4096:128x128x64:4:3"},  // 1 vs 2 tiles per SM

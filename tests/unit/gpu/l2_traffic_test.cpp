@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <utility>
 
+#include "sim/mapping/gpu_default_plan.h"
 #include "sim/mapping/gpu_traffic.h"
 #include "tests/unit/gpu/gpu_test_util.h"
 
@@ -44,6 +46,31 @@ TEST(GpuL2, OverwritingInPlaceCostsNoWriteBackButStreamingDoes) {
   // A write larger than the cache: what does not stay goes straight to HBM.
   a = l2.write({4, 0, 250});
   EXPECT_EQ(a.writeback_bytes, 150);
+}
+
+TEST(GpuL2, DirtyBytesAreCountedPerWriter) {
+  models::L2Residency l2(100);
+  l2.write({1, 0, 30}, 7);
+  l2.write({2, 0, 40}, 3);
+  l2.write({1, 10, 20}, 3);  // writer 3 overwrites 10 bytes of writer 7's
+  l2.read({5, 0, 20});
+  const auto by = l2.dirty_by_writer();
+  ASSERT_EQ(by.size(), 2u);
+  EXPECT_EQ(by[0], std::make_pair(int64_t{3}, int64_t{50}));
+  EXPECT_EQ(by[1], std::make_pair(int64_t{7}, int64_t{20}));
+  EXPECT_EQ(l2.dirty_bytes(), 70);
+}
+
+// What an op writes reaches HBM once even when it fits the L2: kernels writing 8-50 MB pay for
+// their writes at HBM speed on the H100 (the held-out row-wise kernels, docs/gpu.md).
+TEST(GpuTraffic, WritesStillInL2AtTheEndAreChargedToTheirWriter) {
+  mapping::RowKernelSpec s;
+  s.rows = 64, s.cols = 1024, s.dtype = gpu::DataType::BF16;  // 128 KiB in, 128 KiB out
+  s.row_inputs = 1, s.row_outputs = 1, s.row_stats = 1;
+  const gpu::Program p = mapping::single_rowwise_plan(s, 132);
+  const auto t = mapping::plan_hbm_traffic(p, 50LL << 20);
+  EXPECT_DOUBLE_EQ(t[0][0].hbm_read_bytes, 64.0 * 1024 * 2);
+  EXPECT_DOUBLE_EQ(t[0][0].hbm_write_bytes, 64.0 * 1024 * 2 + 64 * 4);  // Y and the fp32 row statistics
 }
 
 TEST(GpuTraffic, TensorRegionSpansFirstToLastElement) {

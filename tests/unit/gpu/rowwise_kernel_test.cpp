@@ -1,0 +1,57 @@
+// Row-wise kernels for `sim gpu-calibrate --ops` (docs/gpu.md#memory-bound-kernels): the
+// occupancy of one-program-per-row kernels and the plan that stands in for them, on hand-computed
+// cases.
+#include <gtest/gtest.h>
+
+#include "models/gpu/gpu_timing.h"
+#include "sim/ir/error.h"
+#include "sim/mapping/gpu_default_plan.h"
+#include "tests/unit/gpu/gpu_test_util.h"
+
+using namespace npusim;
+
+TEST(GpuRowwise, ProgramsPerSmByWarpsAndRegisters) {
+  const models::GpuParams p = test::round_gpu_params();  // 64 warps per SM, 64 Ki registers
+  // 16 warps holding 96 values each: 32 + 96 = 128 registers x 512 threads = all 64 Ki.
+  EXPECT_EQ(models::rowwise_programs_per_sm(p, 16, 96), 1);
+  // 4 warps holding 8 values: 40 registers x 128 threads = 5120; 65536 / 5120 = 12 (warps allow 16).
+  EXPECT_EQ(models::rowwise_programs_per_sm(p, 4, 8), 12);
+  // 1 warp, nothing held: 32 registers x 32 threads = 1024 -> 64, as many as the warps allow.
+  EXPECT_EQ(models::rowwise_programs_per_sm(p, 1, 0), 64);
+  // Registers past 255 spill (not modelled): capped at 255, and never fewer than one program.
+  EXPECT_EQ(models::rowwise_programs_per_sm(p, 32, 1000), 1);
+  models::GpuParams half = p;
+  half.max_warps_per_sm = 32;
+  EXPECT_EQ(models::rowwise_programs_per_sm(half, 1, 0), 32);
+}
+
+TEST(GpuRowwise, PlanHasAProgramPerRowReadingAndWritingEachTensorOnce) {
+  mapping::RowKernelSpec s;
+  s.name = "layer_norm";
+  s.rows = 300, s.cols = 1000, s.dtype = gpu::DataType::BF16;
+  s.row_inputs = 2, s.col_vectors = 1, s.row_outputs = 1, s.row_stats = 2;
+  s.flops_per_element = 7;
+  s.warps = 8, s.programs_per_sm = 3;
+  const gpu::Program p = mapping::single_rowwise_plan(s, 132);
+  ASSERT_EQ(p.task_infos.size(), 1u);
+  const gpu::Op& op = p.task_infos[0].ops[0];
+  EXPECT_EQ(op.name, "layer_norm");
+  EXPECT_EQ(op.config.num_tasks, 300);
+  EXPECT_EQ(op.read_tensors.size(), 3u);
+  EXPECT_EQ(op.write_tensors.size(), 3u);
+  // Whole op: two 300x1000 bf16 inputs and a 1000-long weight; a 300x1000 output and two
+  // 300-long fp32 statistics; 7 flops per element.
+  EXPECT_EQ(op.cost.bytes_read, 2 * 300 * 1000 * 2 + 1000 * 2);
+  EXPECT_EQ(op.cost.bytes_written, 300 * 1000 * 2 + 2 * 300 * 4);
+  EXPECT_EQ(op.cost.flops, 7 * 300 * 1000);
+  // One program: its rows of every tensor (the weight split evenly, as ARK splits any tensor).
+  EXPECT_EQ(op.task_cost.flops, 7 * 1000);
+  EXPECT_EQ(op.task_cost.bytes_written, 1000 * 2 + 2 * 4);
+  // 300 programs on 132 SMs, 3 at once on each: 24 warps per processor.
+  EXPECT_EQ(p.num_processors, 132);
+  EXPECT_EQ(p.num_warps_per_processor, 24);
+  EXPECT_EQ(gpu::num_slots(p.processor_groups[0].resource_groups[0], p.task_infos[0]), 3);
+  mapping::RowKernelSpec none = s;
+  none.row_outputs = 0;
+  EXPECT_THROW(mapping::single_rowwise_plan(none, 132), InternalError);
+}
