@@ -753,11 +753,14 @@ def gpu_calibrate():
         ("ops_no_outputs", "row_outputs", 0, ""),
         ("ops_inputs_negative", "row_inputs", -1, ""),
         ("ops_flops_negative", "flops_per_element", -2, "between 0 and 1000000"),
+        ("ops_flops_overflow", "flops_per_element", 999999, ""),
         ("ops_transcendentals_nan", "transcendentals_per_element", "x", ""),
         ("ops_missing_kind", "kind", DELETE, "kind"),
         ("ops_missing_warps", "warps", DELETE, "warps"),
     ]:
         row = set_path(copy.deepcopy(ops_row), [key], value)
+        if name == "ops_flops_overflow":
+            row.update(M=1 << 24, N=1 << 24)
         where = "/rows/0" if value is DELETE else "/rows/0/" + key
         run(name, "--ops", {"rows": [row]}, 2, name + ".json", where, *([what] if what else []))
     run("ops_rows_not_array", "--ops", {"rows": {"a": 1}}, 2, "ops_rows_not_array.json", "/rows")

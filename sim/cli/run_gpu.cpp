@@ -251,6 +251,9 @@ int run_calibrate_ops(const GpuCliOptions& o, const models::GpuParams& params) {
     };
     s.flops_per_element =
         per_element("flops_per_element") + per_element("transcendentals_per_element") * params.transcendental_flops;
+    // The op's flops are an int64: refuse what would not fit.
+    if (s.flops_per_element * static_cast<double>(s.rows) * static_cast<double>(s.cols) > 1e18)
+      r.at("flops_per_element").fail("times M times N exceeds 10^18 flops (the count the model keeps)");
     s.warps = static_cast<int>(r.at("warps").as_int_in(1, params.max_warps_per_block));
     // Triton pads the row to a power of two; each thread holds its share of every row input and
     // weight vector in registers.
