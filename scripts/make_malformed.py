@@ -769,6 +769,8 @@ def gpu_calibrate():
     run("gemm_ms_zero", "--gemm", {"rows": [dict(gemm_row, ms=0)]}, 2, "gemm_ms_zero.json", "/rows/0/ms",
         "must be a positive time")
     run("gemm_missing_k", "--gemm", {"rows": [{"M": 1, "N": 1, "ms": 1}]}, 2, "gemm_missing_k.json", "/rows/0", "K")
+    run("gemm_m_zero", "--gemm", {"rows": [dict(gemm_row, M=0)]}, 2, "gemm_m_zero.json", "/rows/0/M", "between 1 and")
+    run("gemm_row_not_object", "--gemm", {"rows": [3]}, 2, "gemm_row_not_object.json", "/rows/0")
     run("ops_with_tile", "--ops", {"rows": [ops_row]}, 2, "--tile", "--gemm rows only", extra=" --tile 64x64x64:4")
     case("calibrate_neither", f"gpu-calibrate --hw {hw}", 2, "give either --gemm or --ops")
     f = write("gpu_calibrate", "both.json", compact({"rows": [gemm_row]}))

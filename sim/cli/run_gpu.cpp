@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "frontends/ark/ark_reader.h"
+#include "frontends/calibration/calibration_rows.h"
 #include "sim/cli/commands.h"
 #include "sim/config/hw_config.h"
 #include "sim/engine/gpu_engine.h"
@@ -117,14 +118,6 @@ std::string tile_name(const mapping::MatmulPlanSpec& t) {
          ":" + std::to_string(t.stages);
 }
 
-// A measured time: "ms", a positive number of milliseconds.
-double measured_us(const json::Cursor& row) {
-  const json::Cursor ms = row.at("ms");
-  const double v = ms.as_double();
-  if (!(v > 0) || !std::isfinite(v)) ms.fail("must be a positive time in milliseconds");
-  return v * 1000.0;
-}
-
 // Runs n simulations, each in its own forked child (one simulation per process); sim_one(i)
 // gives the predicted microseconds of candidate i, or a negative number when it does not fit.
 std::vector<double> simulate_forked(size_t n, int jobs, const std::function<double(size_t)>& sim_one) {
@@ -160,15 +153,8 @@ void print_error_summary(std::vector<double> errors) {
 }
 
 int run_calibrate_gemm(const GpuCliOptions& o, const models::GpuParams& params) {
-  const json::Json doc = json::read_json_file(o.gemm);
-  json::Cursor root(doc, o.gemm);
-  struct Row {
-    int64_t m, n, k;
-    double measured_us;
-  };
-  std::vector<Row> rows;
-  for (const json::Cursor& r : root.at("rows").elements())
-    rows.push_back({r.get_int("M"), r.get_int("N"), r.get_int("K"), measured_us(r)});
+  const std::vector<frontends::GemmRow> rows = frontends::parse_gemm_rows(json::read_json_file(o.gemm), o.gemm);
+  using Row = frontends::GemmRow;
   std::vector<mapping::MatmulPlanSpec> tiles;
   // Default candidates: ARK's 128x256 tile and smaller ones, each with 3 stages and with a
   // deeper pipeline (libraries pick 4-7 stages for skinny, latency-bound shapes).
@@ -216,52 +202,33 @@ int run_calibrate_gemm(const GpuCliOptions& o, const models::GpuParams& params) 
 // Rows of fused row-wise kernels (docs/gpu.md#memory-bound-kernels): each row names the kernel's
 // tensors and launch, the model predicts its time.
 int run_calibrate_ops(const GpuCliOptions& o, const models::GpuParams& params) {
-  const json::Json doc = json::read_json_file(o.ops);
-  json::Cursor root(doc, o.ops);
   struct Row {
-    std::string kind, dtype;
+    frontends::RowKernelRow in;
     mapping::RowKernelSpec spec;
-    double measured_us;
   };
   std::vector<Row> rows;
-  for (const json::Cursor& r : root.at("rows").elements()) {
-    Row row;
-    r.expect_object();
-    row.kind = r.get_string("kind");
+  for (const frontends::RowKernelRow& in : frontends::parse_rowwise_rows(json::read_json_file(o.ops), o.ops,
+                                                                          params.max_warps_per_block)) {
+    Row row{in, {}};
     mapping::RowKernelSpec& s = row.spec;
-    s.name = row.kind;
-    s.rows = r.at("M").as_int_in(1, 1 << 24);
-    s.cols = r.at("N").as_int_in(1, 1 << 24);
-    row.dtype = r.get_string("dtype");
-    if (row.dtype == "fp32") s.dtype = gpu::DataType::FP32;
-    else if (row.dtype == "fp16") s.dtype = gpu::DataType::FP16;
-    else if (row.dtype == "bf16") s.dtype = gpu::DataType::BF16;
-    else r.at("dtype").fail("must be fp32, fp16 or bf16");
-    s.row_inputs = static_cast<int>(r.at("row_inputs").as_int_in(0, 16));
-    s.row_outputs = static_cast<int>(r.at("row_outputs").as_int_in(1, 16));
-    s.col_vectors = static_cast<int>(r.at("col_vectors").as_int_in(0, 16));
-    s.row_stats = static_cast<int>(r.at("row_stats").as_int_in(0, 16));
+    s.name = in.kind;
+    s.rows = in.m, s.cols = in.n, s.dtype = in.dtype;
+    s.row_inputs = in.row_inputs, s.row_outputs = in.row_outputs, s.col_vectors = in.col_vectors;
+    s.row_stats = in.row_stats;
+    s.warps = in.warps;
     // Plain fp32 operations per element, plus the transcendentals (exp, div, rsqrt) weighted
     // like ARK's element-wise ops (gpu.transcendental_flops).
-    auto per_element = [&](const std::string& key) {
-      const std::optional<json::Cursor> c = r.find(key);
-      const double v = c ? c->as_double() : 0.0;
-      if (!(v >= 0) || v > 1e6) r.at(key).fail("must be between 0 and 1000000");
-      return v;
-    };
-    s.flops_per_element =
-        per_element("flops_per_element") + per_element("transcendentals_per_element") * params.transcendental_flops;
+    s.flops_per_element = in.flops_per_element + in.transcendentals_per_element * params.transcendental_flops;
     // The op's flops are an int64: refuse what would not fit.
     if (s.flops_per_element * static_cast<double>(s.rows) * static_cast<double>(s.cols) > 1e18)
-      r.at("flops_per_element").fail("times M times N exceeds 10^18 flops (the count the model keeps)");
-    s.warps = static_cast<int>(r.at("warps").as_int_in(1, params.max_warps_per_block));
+      throw InputError(o.ops, in.pointer + "/flops_per_element",
+                       "times M times N exceeds 10^18 flops (the count the model keeps)");
     // Triton pads the row to a power of two; each thread holds its share of every row input and
     // weight vector in registers.
     int64_t block = 1;
     while (block < s.cols) block *= 2;
     const int64_t per_thread = (block + int64_t{s.warps} * params.warp_size - 1) / (int64_t{s.warps} * params.warp_size);
     s.programs_per_sm = models::rowwise_programs_per_sm(params, s.warps, (s.row_inputs + s.col_vectors) * per_thread);
-    row.measured_us = measured_us(r);
     rows.push_back(row);
   }
   const std::vector<double> predicted = simulate_forked(rows.size(), o.jobs, [&](size_t i) {
@@ -274,13 +241,13 @@ int run_calibrate_ops(const GpuCliOptions& o, const models::GpuParams& params) {
   std::vector<double> errors;
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
-    const double err = 100.0 * (predicted[i] - r.measured_us) / r.measured_us;
+    const double err = 100.0 * (predicted[i] - r.in.measured_us) / r.in.measured_us;
     errors.push_back(std::fabs(err));
-    std::printf("%-20s %-7lld %-7lld %-5s %5d %12.2f %12.2f %+7.1f%%  %lld\n", r.kind.c_str(),
-                static_cast<long long>(r.spec.rows), static_cast<long long>(r.spec.cols), r.dtype.c_str(), r.spec.warps,
-                r.measured_us, predicted[i], err, static_cast<long long>(r.spec.programs_per_sm));
-    csv << r.kind << "," << r.spec.rows << "," << r.spec.cols << "," << r.dtype << "," << r.spec.warps << ","
-        << r.measured_us << "," << predicted[i] << "," << err << "," << r.spec.programs_per_sm << "\n";
+    std::printf("%-20s %-7lld %-7lld %-5s %5d %12.2f %12.2f %+7.1f%%  %lld\n", r.in.kind.c_str(),
+                static_cast<long long>(r.spec.rows), static_cast<long long>(r.spec.cols), r.in.dtype_name.c_str(),
+                r.spec.warps, r.in.measured_us, predicted[i], err, static_cast<long long>(r.spec.programs_per_sm));
+    csv << r.in.kind << "," << r.spec.rows << "," << r.spec.cols << "," << r.in.dtype_name << "," << r.spec.warps << ","
+        << r.in.measured_us << "," << predicted[i] << "," << err << "," << r.spec.programs_per_sm << "\n";
   }
   print_error_summary(errors);
   if (!o.cal_csv.empty()) write_output(o.cal_csv, csv.str());
