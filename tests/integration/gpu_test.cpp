@@ -276,7 +276,7 @@ TEST(GpuCalibrate, HeldOutRowwiseKernelsOnA100MedianWithin10PercentWorstWithin30
 }
 
 // Held-out GEMMs on the A100 (LLMCompass's square GEMMs; the A100's mma_efficiency was fitted on
-// its other rows). Their host-clock timing adds 28.4 us per call (docs/gpu.md#the-a100).
+// its other rows). Their host-clock timing adds 28.4 us per call (docs/gpu.md#the-a100-configurations).
 TEST(GpuCalibrate, HeldOutA100GemmsMedianWithin10PercentWorstWithin30) {
   const std::string d = scratch_dir("gpu_calibrate_a100_gemm");
   const auto r = run_sim("gpu-calibrate " + hw("gpu_a100_80gb") + " --gemm '" + source_dir() +
