@@ -160,25 +160,61 @@ gpu::Program default_plan(const gpu::Model& m, int num_sms, const std::string& a
   return p;
 }
 
+namespace {
+
+// A fresh rows x cols tensor in a buffer of its own (ids in order of creation).
+gpu::Tensor fresh_tensor(gpu::Program& p, int64_t rows, int64_t cols, gpu::DataType dt) {
+  const int64_t id = static_cast<int64_t>(p.buffers.size());
+  p.buffers.push_back({id, -1, false, {}, {}, ""});
+  gpu::Tensor t;
+  t.id = t.buffer_id = id;
+  t.dtype = dt;
+  t.shape = t.strides = t.padded_shape = {rows, cols};
+  t.offsets = {0, 0};
+  return t;
+}
+
+// Makes `op` the plan's only TaskInfo: its config.num_tasks tasks over [0, min(num_sms, tasks))
+// processors, `slots` slots of the op's warps and SRAM on each, NumWarpsPerProcessor `wpp`.
+void place_single_op(gpu::Program& p, gpu::Op op, int num_sms, int64_t slots, int wpp) {
+  const gpu::OpConfig& c = op.config;
+  op.pointer = "/TaskInfos/0/Ops/0";
+  gpu::TaskInfo t;
+  t.num_warps = c.num_warps;
+  t.sram_bytes = c.sram_bytes;
+  t.num_tasks = c.num_tasks;
+  t.pointer = "/TaskInfos/0";
+  t.ops.push_back(op);
+  p.task_infos.push_back(t);
+  const int64_t procs = std::min<int64_t>(num_sms, t.num_tasks);
+  gpu::ResourceGroup rg;
+  rg.pointer = "/ProcessorGroups/0/ResourceGroups/0";
+  rg.processor_range = {0, procs, 1};
+  rg.warp_range = {0, slots * t.num_warps, 1};
+  rg.sram_range = {0, slots * t.sram_bytes, 1};
+  rg.task_groups.push_back({0, {0, t.num_tasks, 1}, 1, rg.pointer + "/TaskGroups/0"});
+  gpu::ProcessorGroup pg;
+  pg.pointer = "/ProcessorGroups/0";
+  pg.processor_range = rg.processor_range;
+  pg.resource_groups.push_back(rg);
+  p.processor_groups.push_back(pg);
+  p.num_processors = static_cast<int>(procs);
+  p.num_warps_per_processor = wpp;
+  gpu::derive_costs(p);
+}
+
+}  // namespace
+
 gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t smem_limit) {
   if (num_sms <= 0 || s.warps <= 0 || s.m <= 0 || s.n <= 0 || s.k <= 0)
     throw InternalError("single_matmul_plan: bad spec");
-  auto tensor = [&](int64_t id, int64_t rows, int64_t cols) {
-    gpu::Tensor t;
-    t.id = t.buffer_id = id;
-    t.dtype = s.dtype;
-    t.shape = t.strides = t.padded_shape = {rows, cols};
-    t.offsets = {0, 0};
-    return t;
-  };
   gpu::Program p;
   p.source = "matmul " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
-  for (int64_t id = 0; id < 3; ++id) p.buffers.push_back({id, -1, false, {}, {}, ""});
   gpu::Op op;
   op.type = gpu::OpType::Matmul;
   op.name = "matmul";
-  op.read_tensors = {tensor(0, s.m, s.k), tensor(1, s.k, s.n)};
-  op.write_tensors = {tensor(2, s.m, s.n)};
+  op.read_tensors = {fresh_tensor(p, s.m, s.k, s.dtype), fresh_tensor(p, s.k, s.n, s.dtype)};
+  op.write_tensors = {fresh_tensor(p, s.m, s.n, s.dtype)};
   op.result_tensors = op.write_tensors;
   for (const char* a : {"TransposeInput", "TransposeOther"}) {
     gpu::ArgValue v;
@@ -195,88 +231,32 @@ gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t sm
   op.config.sram_bytes = s.sram_bytes;
   op.config.tile_shape_mnk = std::array<int64_t, 3>{s.tm, s.tn, s.tk};
   op.config.num_tasks = ceil_div(s.m, s.tm) * ceil_div(s.n, s.tn);
-  op.pointer = "/TaskInfos/0/Ops/0";
-  gpu::TaskInfo t;
-  t.num_warps = s.warps;
-  t.sram_bytes = s.sram_bytes;
-  t.num_tasks = op.config.num_tasks;
-  t.pointer = "/TaskInfos/0";
-  t.ops.push_back(op);
-  p.task_infos.push_back(t);
   const int wpp = s.slots > 0 ? static_cast<int>(s.slots) * s.warps : std::max(s.warps, s.warps_per_processor);
   int64_t slots = wpp / s.warps;
   if (s.sram_bytes > 0) slots = std::min<int64_t>(slots, smem_limit / s.sram_bytes);
-  slots = std::max<int64_t>(1, slots);
-  const int64_t procs = std::min<int64_t>(num_sms, t.num_tasks);
-  gpu::ResourceGroup rg;
-  rg.pointer = "/ProcessorGroups/0/ResourceGroups/0";
-  rg.processor_range = {0, procs, 1};
-  rg.warp_range = {0, slots * s.warps, 1};
-  rg.sram_range = {0, slots * s.sram_bytes, 1};
-  rg.task_groups.push_back({0, {0, t.num_tasks, 1}, 1, rg.pointer + "/TaskGroups/0"});
-  gpu::ProcessorGroup pg;
-  pg.pointer = "/ProcessorGroups/0";
-  pg.processor_range = rg.processor_range;
-  pg.resource_groups.push_back(rg);
-  p.processor_groups.push_back(pg);
-  p.num_processors = static_cast<int>(procs);
-  p.num_warps_per_processor = wpp;
-  gpu::derive_costs(p);
+  place_single_op(p, op, num_sms, std::max<int64_t>(1, slots), wpp);
   return p;
 }
 
 gpu::Program single_rowwise_plan(const RowKernelSpec& s, int num_sms) {
-  if (num_sms <= 0 || s.warps <= 0 || s.rows <= 0 || s.cols <= 0 || s.row_inputs < 0 || s.row_outputs < 0 ||
-      s.col_vectors < 0 || s.row_stats < 0 || s.row_outputs < 1 || s.programs_per_sm <= 0)
+  if (num_sms <= 0 || s.warps <= 0 || s.rows <= 0 || s.cols <= 0 || s.row_inputs < 0 || s.row_outputs < 1 ||
+      s.col_vectors < 0 || s.row_stats < 0 || s.programs_per_sm <= 0)
     throw InternalError("single_rowwise_plan: bad spec");
   gpu::Program p;
   p.source = s.name + " " + std::to_string(s.rows) + "x" + std::to_string(s.cols);
-  int64_t next_id = 0;
-  auto tensor = [&](int64_t rows, int64_t cols, gpu::DataType dt) {
-    gpu::Tensor t;
-    t.id = t.buffer_id = next_id;
-    p.buffers.push_back({next_id, -1, false, {}, {}, ""});
-    ++next_id;
-    t.dtype = dt;
-    t.shape = t.strides = t.padded_shape = {rows, cols};
-    t.offsets = {0, 0};
-    return t;
-  };
   gpu::Op op;
   op.type = gpu::OpType::Mul;  // an element-wise op: its task reads and writes its share of every tensor once
   op.name = s.name;
-  for (int i = 0; i < s.row_inputs; ++i) op.read_tensors.push_back(tensor(s.rows, s.cols, s.dtype));
-  for (int i = 0; i < s.col_vectors; ++i) op.read_tensors.push_back(tensor(1, s.cols, s.dtype));
-  for (int i = 0; i < s.row_outputs; ++i) op.write_tensors.push_back(tensor(s.rows, s.cols, s.dtype));
-  for (int i = 0; i < s.row_stats; ++i) op.write_tensors.push_back(tensor(s.rows, 1, gpu::DataType::FP32));
+  for (int i = 0; i < s.row_inputs; ++i) op.read_tensors.push_back(fresh_tensor(p, s.rows, s.cols, s.dtype));
+  for (int i = 0; i < s.col_vectors; ++i) op.read_tensors.push_back(fresh_tensor(p, 1, s.cols, s.dtype));
+  for (int i = 0; i < s.row_outputs; ++i) op.write_tensors.push_back(fresh_tensor(p, s.rows, s.cols, s.dtype));
+  for (int i = 0; i < s.row_stats; ++i) op.write_tensors.push_back(fresh_tensor(p, s.rows, 1, gpu::DataType::FP32));
   op.result_tensors = {op.write_tensors[0]};
   op.config.present = true;
   op.config.num_warps = s.warps;
   op.config.sram_bytes = 0;
   op.config.num_tasks = s.rows;
-  op.pointer = "/TaskInfos/0/Ops/0";
-  gpu::TaskInfo t;
-  t.num_warps = s.warps;
-  t.sram_bytes = 0;
-  t.num_tasks = s.rows;
-  t.pointer = "/TaskInfos/0";
-  t.ops.push_back(op);
-  p.task_infos.push_back(t);
-  const int64_t procs = std::min<int64_t>(num_sms, s.rows);
-  gpu::ResourceGroup rg;
-  rg.pointer = "/ProcessorGroups/0/ResourceGroups/0";
-  rg.processor_range = {0, procs, 1};
-  rg.warp_range = {0, s.programs_per_sm * s.warps, 1};
-  rg.sram_range = {0, 0, 1};
-  rg.task_groups.push_back({0, {0, s.rows, 1}, 1, rg.pointer + "/TaskGroups/0"});
-  gpu::ProcessorGroup pg;
-  pg.pointer = "/ProcessorGroups/0";
-  pg.processor_range = rg.processor_range;
-  pg.resource_groups.push_back(rg);
-  p.processor_groups.push_back(pg);
-  p.num_processors = static_cast<int>(procs);
-  p.num_warps_per_processor = static_cast<int>(s.programs_per_sm * s.warps);
-  gpu::derive_costs(p);
+  place_single_op(p, op, num_sms, s.programs_per_sm, static_cast<int>(s.programs_per_sm * s.warps));
   // The kernel's own arithmetic replaces ARK's one flop per output element.
   gpu::Op& o = p.task_infos[0].ops[0];
   o.cost.flops = static_cast<int64_t>(std::llround(s.flops_per_element * static_cast<double>(s.rows * s.cols)));
