@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Writes configs/calibration/{h100,a100}_rowwise_ops.json: forward times of Liger-Kernel's
+"""Writes configs/calibration/{h100,a100,rtx3090}_rowwise_ops.json: forward times of Liger-Kernel's
 fused row-wise Triton kernels on an "NVIDIA H100 80GB HBM3" and an "NVIDIA A100-SXM4-80GB", as
 Liger's maintainers measured and published them in benchmark/data/all_benchmark_data.csv
 (github.com/linkedin/Liger-Kernel). No GPU was lent to this project's work; these public
 measurements are the held-out check of the GPU model's memory-bound path (`sim gpu-calibrate
 --ops`, docs/gpu.md). None of the GPU model's keys was fitted to them.
 
-Usage: configs/calibration/liger_ops.py LIGER_CHECKOUT [h100|a100 ...]
+Usage: configs/calibration/liger_ops.py LIGER_CHECKOUT [h100|a100|rtx3090 ...]
 Reads the CSV as committed at the commit named in KERNELS for each kernel and GPU (rows are
 replaced as kernels change; the kernel source read at that commit gives the launch and the
 tensors below).
@@ -43,6 +43,10 @@ KERNELS = {
     # negate, add, * gate, * up (4).
     "swiglu": dict(row_inputs=2, col_vectors=0, row_outputs=1, row_stats=0,
                    flops_per_element=4, transcendentals_per_element=2),
+    # _softmax_single_block_forward_kernel (every N here fits one block): loads X; stores
+    # exp(X - max) / sum. max (1), subtract (1), sum (1), divide (1); exp (1 transcendental).
+    "softmax": dict(row_inputs=1, col_vectors=0, row_outputs=1, row_stats=0,
+                    flops_per_element=4, transcendentals_per_element=1),
 }
 
 # gpu -> (device name in the CSV, output, [(kind, benchmark kernel_name, provider, commit)]):
@@ -59,6 +63,10 @@ GPUS = {
     "a100": ("NVIDIA A100-SXM4-80GB", "configs/calibration/a100_rowwise_ops.json", [
         ("layer_norm", "layer_norm", "liger", "b5672a15"),
         ("rms_norm", "rms_norm", "liger", "b5672a15"),
+    ]),
+    # Liger publishes its softmax on this GPU only, in float32 and bfloat16.
+    "rtx3090": ("NVIDIA GeForce RTX 3090", "configs/calibration/rtx3090_rowwise_ops.json", [
+        ("softmax", "softmax", "liger", "5d25e468"),
     ]),
 }
 
@@ -91,7 +99,7 @@ def write(repo, gpu):
             dtype = {"torch.float32": "fp32", "torch.bfloat16": "bf16", "torch.float16": "fp16"}[
                 extra.get("dtype", "torch.bfloat16")]  # the Megatron benchmarks run bfloat16
             n = int(float(r["x_value"]))
-            picked[n] = {
+            picked[(dtype, n)] = {
                 "kind": kind, "M": m, "N": n, "dtype": dtype, **k,
                 "warps": warps_for(n), "ms": float(r["y_value_50"]),
                 "source": f"linkedin/Liger-Kernel@{commit[:8]} benchmark/data/all_benchmark_data.csv, "
@@ -99,7 +107,7 @@ def write(repo, gpu):
             }
         if not picked:
             sys.exit(f"no {device} rows of {bench}/{provider} at {commit}")
-        rows += [picked[n] for n in sorted(picked)]
+        rows += [picked[key] for key in sorted(picked)]
     doc = {
         "meta": {"device": device, "timing": "median of triton.testing.do_bench (L2 flushed before each run)",
                  "written_by": "configs/calibration/liger_ops.py"},

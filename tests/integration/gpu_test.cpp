@@ -243,9 +243,10 @@ std::pair<double, double> median_and_worst(const std::vector<std::vector<std::st
 }
 
 // Held-out row-wise kernels (configs/calibration/*_rowwise_ops.json: Liger-Kernel's published
-// times of its norm and activation kernels; no key was fitted to them): the issue-11 targets,
-// and no kernel faster than its bytes at the HBM peak.
-void expect_rowwise_targets(const std::string& config, const std::string& data_file, double peak_gbps, size_t min_rows) {
+// times of its norm, activation and softmax kernels; no key was fitted to them): median and worst
+// |error| within the targets, and no kernel faster than its bytes at the memory's peak.
+void expect_rowwise_targets(const std::string& config, const std::string& data_file, double peak_gbps, size_t min_rows,
+                            double median_target = 10.0, double worst_target = 30.0) {
   const std::string d = scratch_dir("gpu_calibrate_ops_" + config);
   const std::string data = source_dir() + "/configs/calibration/" + data_file;
   const auto r = run_sim("gpu-calibrate " + hw(config) + " --ops '" + data + "' --csv '" + d + "/c.csv'");
@@ -263,8 +264,8 @@ void expect_rowwise_targets(const std::string& config, const std::string& data_f
     EXPECT_GE(std::stod(rows[i][6]), bytes / (peak_gbps * 1e3)) << rows[i][0] << " " << rows[i][2];  // us
   }
   const auto [median, worst] = median_and_worst(rows, 7);
-  EXPECT_LE(median, 10.0) << r.output;
-  EXPECT_LE(worst, 30.0) << r.output;
+  EXPECT_LE(median, median_target) << r.output;
+  EXPECT_LE(worst, worst_target) << r.output;
 }
 
 TEST(GpuCalibrate, HeldOutRowwiseKernelsOnH100MedianWithin10PercentWorstWithin30) {
@@ -273,6 +274,14 @@ TEST(GpuCalibrate, HeldOutRowwiseKernelsOnH100MedianWithin10PercentWorstWithin30
 
 TEST(GpuCalibrate, HeldOutRowwiseKernelsOnA100MedianWithin10PercentWorstWithin30) {
   expect_rowwise_targets("gpu_a100_80gb", "a100_rowwise_ops.json", 2039, 11);
+}
+
+// The RTX 3090 has no key measured on it (configs/gpu_rtx3090.yaml: datasheet sizes and rates,
+// the H100's efficiencies and overheads), so its softmax rows check what a datasheet-only
+// configuration predicts: 14.4% / 30.0% today, every row slow (docs/gpu.md). Looser bounds than
+// the issue-11 targets, which apply to calibrated GPUs.
+TEST(GpuCalibrate, HeldOutSoftmaxOnDatasheetOnlyRtx3090MedianWithin20PercentWorstWithin40) {
+  expect_rowwise_targets("gpu_rtx3090", "rtx3090_rowwise_ops.json", 936, 12, 20.0, 40.0);
 }
 
 // Held-out GEMMs on the A100 (LLMCompass's square GEMMs; the A100's mma_efficiency was fitted on
