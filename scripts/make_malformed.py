@@ -727,7 +727,7 @@ def tvm():
     case("mlf_escape_path", f"--ir {f} --format tvm_mlf -q", 2, "mlf_escape_path.tar")
 
 
-# ---------------------------------------------------------------- gpu-calibrate (--gemm, --ops)
+# ---------------------------------------------------------------- gpu-calibrate (--gemm, --conv, --ops)
 def gpu_calibrate():
     with open(os.path.join(ROOT, "configs", "gpu_h100.yaml")) as f:
         hw = write("gpu_calibrate", "h100.yaml", f.read())
@@ -771,10 +771,39 @@ def gpu_calibrate():
     run("gemm_missing_k", "--gemm", {"rows": [{"M": 1, "N": 1, "ms": 1}]}, 2, "gemm_missing_k.json", "/rows/0", "K")
     run("gemm_m_zero", "--gemm", {"rows": [dict(gemm_row, M=0)]}, 2, "gemm_m_zero.json", "/rows/0/M", "between 1 and")
     run("gemm_row_not_object", "--gemm", {"rows": [3]}, 2, "gemm_row_not_object.json", "/rows/0")
-    run("ops_with_tile", "--ops", {"rows": [ops_row]}, 2, "--tile", "--gemm rows only", extra=" --tile 64x64x64:4")
-    case("calibrate_neither", f"gpu-calibrate --hw {hw}", 2, "give either --gemm or --ops")
+    run("ops_with_tile", "--ops", {"rows": [ops_row]}, 2, "--tile", "--gemm and --conv rows only", extra=" --tile 64x64x64:4")
+    run("gemm_tile_bad", "--gemm", {"rows": [dict(gemm_row, tile="128x256:8")]}, 2, "gemm_tile_bad.json",
+        "/rows/0/tile", "expected TMxTNxTK:WARPS")
+    run("gemm_tile_one_stage", "--gemm", {"rows": [dict(gemm_row, tile="64x64x64:4:1")]}, 2,
+        "gemm_tile_one_stage.json", "/rows/0/tile", "2-64 stages")
+    run("gemm_tile_too_big", "--gemm", {"rows": [dict(gemm_row, tile="512x512x128:8:4")]}, 2,
+        "gemm_tile_too_big.json", "/rows/0/tile", "no tile fits the shared memory")
+    run("gemm_group_zero", "--gemm", {"rows": [dict(gemm_row, group_m=0)]}, 2, "gemm_group_zero.json",
+        "/rows/0/group_m", "between 1 and")
+    conv_row = {"N": 2, "C": 64, "H": 28, "W": 28, "K": 64, "R": 3, "S": 3, "stride": 1, "pad": 1, "dtype": "fp16",
+                "ms": 0.01}
+    run("conv_good_control", "--conv", {"rows": [conv_row]}, 0, "median |error| over 1 rows")
+    for name, key, value, what in [
+        ("conv_stride_zero", "stride", 0, "between 1 and 64"),
+        ("conv_pad_negative", "pad", -1, "between 0 and 64"),
+        ("conv_kernel_too_big", "R", 40, "exceeds the padded input height"),
+        ("conv_width_kernel_too_big", "S", 31, "exceeds the padded input width"),
+        ("conv_dtype_int8", "dtype", "int8", "must be fp32, fp16 or bf16"),
+        ("conv_ms_zero", "ms", 0, "must be a positive time"),
+        ("conv_channels_huge", "C", 1 << 21, "between 1 and"),
+        ("conv_missing_k", "K", DELETE, "K"),
+    ]:
+        row = set_path(copy.deepcopy(conv_row), [key], value)
+        where = "/rows/0" if value is DELETE else "/rows/0/" + key
+        run(name, "--conv", {"rows": [row]}, 2, name + ".json", where, what)
+    run("conv_too_many_elements", "--conv", {"rows": [dict(conv_row, N=1 << 20, H=64, W=64, R=1, S=1, pad=0)]}, 2,
+        "conv_too_many_elements.json", "/rows/0/N", "2^31 or more elements")
+    run("conv_with_ops_rows", "--conv", {"rows": [ops_row]}, 2, "conv_with_ops_rows.json", "/rows/0", "C")
+    case("calibrate_neither", f"gpu-calibrate --hw {hw}", 2, "give one of --gemm, --conv or --ops")
     f = write("gpu_calibrate", "both.json", compact({"rows": [gemm_row]}))
-    case("calibrate_both", f"gpu-calibrate --hw {hw} --gemm {f} --ops {f}", 2, "give either --gemm or --ops")
+    case("calibrate_both", f"gpu-calibrate --hw {hw} --gemm {f} --ops {f}", 2, "give one of --gemm, --conv or --ops")
+    case("calibrate_conv_and_gemm", f"gpu-calibrate --hw {hw} --gemm {f} --conv {f}", 2,
+         "give one of --gemm, --conv or --ops")
 
 
 # ---------------------------------------------------------------- extreme but legal values

@@ -1,6 +1,7 @@
 #include "frontends/calibration/calibration_rows.h"
 
 #include <cmath>
+#include <cstdio>
 #include <optional>
 
 namespace npusim::frontends {
@@ -23,7 +24,27 @@ double per_element(const json::Cursor& row, const std::string& key, bool require
   return v;
 }
 
+gpu::DataType parse_dtype(const json::Cursor& row, std::string* name) {
+  *name = row.get_string("dtype");
+  if (*name == "fp32") return gpu::DataType::FP32;
+  if (*name == "fp16") return gpu::DataType::FP16;
+  if (*name != "bf16") row.at("dtype").fail("must be fp32, fp16 or bf16");
+  return gpu::DataType::BF16;
+}
+
 }  // namespace
+
+bool parse_tile_text(const std::string& s, TileText* out) {
+  long long tm, tn, tk;
+  int w, stages = 3;
+  char tail;
+  const int got = std::sscanf(s.c_str(), "%lldx%lldx%lld:%d:%d%c", &tm, &tn, &tk, &w, &stages, &tail);
+  if ((got != 4 && got != 5) || tm < 1 || tn < 1 || tk < 1 || w < 1 || stages < 2 || tm > (1 << 16) ||
+      tn > (1 << 16) || tk > (1 << 16) || w > 1024 || stages > 64)
+    return false;
+  *out = {tm, tn, tk, w, stages};
+  return true;
+}
 
 std::vector<GemmRow> parse_gemm_rows(const json::Json& doc, const std::string& source) {
   json::Cursor root(doc, source);
@@ -31,7 +52,48 @@ std::vector<GemmRow> parse_gemm_rows(const json::Json& doc, const std::string& s
   for (const json::Cursor& r : root.at("rows").elements()) {
     r.expect_object();
     const int64_t max = int64_t{1} << 31;
-    rows.push_back({r.at("M").as_int_in(1, max), r.at("N").as_int_in(1, max), r.at("K").as_int_in(1, max), measured_us(r)});
+    GemmRow row;
+    row.m = r.at("M").as_int_in(1, max), row.n = r.at("N").as_int_in(1, max), row.k = r.at("K").as_int_in(1, max);
+    row.measured_us = measured_us(r);
+    row.pointer = r.pointer();
+    if (r.find("tile")) {
+      row.tile = r.get_string("tile");
+      TileText t;
+      if (!parse_tile_text(row.tile, &t))
+        r.at("tile").fail("expected TMxTNxTK:WARPS[:STAGES] (sizes up to 65536, 2-64 stages), e.g. 128x256x64:8:3");
+    }
+    if (r.find("group_m")) row.group_m = r.at("group_m").as_int_in(1, 1 << 20);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::vector<ConvRow> parse_conv_rows(const json::Json& doc, const std::string& source) {
+  json::Cursor root(doc, source);
+  std::vector<ConvRow> rows;
+  for (const json::Cursor& r : root.at("rows").elements()) {
+    r.expect_object();
+    ConvRow row;
+    row.pointer = r.pointer();
+    const int64_t max = int64_t{1} << 20;
+    row.n = r.at("N").as_int_in(1, max), row.c = r.at("C").as_int_in(1, max);
+    row.h = r.at("H").as_int_in(1, max), row.w = r.at("W").as_int_in(1, max);
+    row.k = r.at("K").as_int_in(1, max), row.r = r.at("R").as_int_in(1, max), row.s = r.at("S").as_int_in(1, max);
+    row.stride = r.at("stride").as_int_in(1, 64);
+    row.pad = r.at("pad").as_int_in(0, 64);
+    if (row.r > row.h + 2 * row.pad) r.at("R").fail("exceeds the padded input height H + 2 x pad");
+    if (row.s > row.w + 2 * row.pad) r.at("S").fail("exceeds the padded input width W + 2 x pad");
+    row.p = (row.h + 2 * row.pad - row.r) / row.stride + 1;
+    row.q = (row.w + 2 * row.pad - row.s) / row.stride + 1;
+    // The implicit GEMM's sizes (and the tensors) must stay countable.
+    const double gemm_m = static_cast<double>(row.n) * row.p * row.q, gemm_k = static_cast<double>(row.c) * row.r * row.s;
+    const double input = static_cast<double>(row.n) * row.c * row.h * row.w;
+    if (gemm_m >= 2147483648.0 || gemm_k >= 2147483648.0 || input >= 2147483648.0)
+      r.at("N").fail("gives a convolution of 2^31 or more elements (N x P x Q, C x R x S or N x C x H x W)");
+    row.dtype = parse_dtype(r, &row.dtype_name);
+    if (r.find("layer")) row.layer = r.get_string("layer");
+    row.measured_us = measured_us(r);
+    rows.push_back(row);
   }
   return rows;
 }
@@ -46,11 +108,7 @@ std::vector<RowKernelRow> parse_rowwise_rows(const json::Json& doc, const std::s
     row.kind = r.get_string("kind");
     row.m = r.at("M").as_int_in(1, 1 << 24);
     row.n = r.at("N").as_int_in(1, 1 << 24);
-    row.dtype_name = r.get_string("dtype");
-    if (row.dtype_name == "fp32") row.dtype = gpu::DataType::FP32;
-    else if (row.dtype_name == "fp16") row.dtype = gpu::DataType::FP16;
-    else if (row.dtype_name == "bf16") row.dtype = gpu::DataType::BF16;
-    else r.at("dtype").fail("must be fp32, fp16 or bf16");
+    row.dtype = parse_dtype(r, &row.dtype_name);
     row.row_inputs = static_cast<int>(r.at("row_inputs").as_int_in(0, 16));
     row.row_outputs = static_cast<int>(r.at("row_outputs").as_int_in(1, 16));
     row.col_vectors = static_cast<int>(r.at("col_vectors").as_int_in(0, 16));

@@ -172,12 +172,20 @@ MatmulTile matmul_tile(const gpu::Op& op, int64_t task_id) {
   if (!op.matmul) return t;
   const gpu::MatmulShape& s = *op.matmul;
   t.k = s.k;
-  // Task index -> (batch, m tile, n tile), row-major (ARK's UnitOp over [N, C, M/TM, N/TN]).
+  // Task index -> (batch, m tile, n tile), row-major (ARK's UnitOp over [N, C, M/TM, N/TN]) or
+  // grouped within a batch.
   const int64_t mt = std::max<int64_t>(1, ceil_div(s.m, t.tm)), nt = std::max<int64_t>(1, ceil_div(s.n, t.tn));
-  const int64_t n_idx = task_id % nt, m_idx = (task_id / nt) % mt;
+  const auto [m_idx, n_idx] = matmul_tile_index(task_id % (mt * nt), mt, nt, op.config.tile_group_m);
   t.m_valid = std::clamp<int64_t>(s.m - m_idx * t.tm, 0, t.tm);
   t.n_valid = std::clamp<int64_t>(s.n - n_idx * t.tn, 0, t.tn);
   return t;
+}
+
+std::pair<int64_t, int64_t> matmul_tile_index(int64_t i, int64_t mt, int64_t nt, int64_t group_m) {
+  if (group_m <= 1) return {i / nt, i % nt};
+  const int64_t in_group = group_m * nt, first = (i / in_group) * group_m;
+  const int64_t rows = std::min(mt - first, group_m);
+  return {first + (i % in_group) % rows, (i % in_group) / rows};
 }
 
 double flop_weight(const GpuParams& p, gpu::OpType t) {

@@ -203,6 +203,10 @@ int64_t matmul_waves(int64_t tiles, int64_t sms, int64_t per_sm);
 
 // The matmul tile of task `task_id` of op (edge tiles have fewer valid rows/cols).
 MatmulTile matmul_tile(const gpu::Op& op, int64_t task_id);
+// Tile (row, column) of the i-th tile of one batch's mt x nt tiles: row-major when group_m is
+// 1 (ARK); else Triton's grouped order, group_m tile rows walked column by column, so the tiles
+// running at once share fewer B columns.
+std::pair<int64_t, int64_t> matmul_tile_index(int64_t i, int64_t mt, int64_t nt, int64_t group_m);
 
 // Flops an element-wise/reduce op costs per counted flop (transcendental functions cost more).
 double flop_weight(const GpuParams& p, gpu::OpType t);

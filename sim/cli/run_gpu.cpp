@@ -36,7 +36,7 @@ struct GpuCliOptions {
   std::vector<std::string> plans;
   std::string write_plan;
   // gpu-calibrate
-  std::string cal_hw = "configs/gpu_h100.yaml", gemm, ops;
+  std::string cal_hw = "configs/gpu_h100.yaml", gemm, ops, conv;
   std::vector<std::string> cal_sets;
   std::vector<std::string> tiles;
   std::string cal_csv;
@@ -98,19 +98,17 @@ int run_gpu(const RunOptions& run, const GpuCliOptions& o, bool hw_given) {
 }
 
 // "128x256x64:8[:3]" -> tile, warps and pipeline stages (default 3): the slot's shared memory
-// holds that many stages of the A and B slices.
-mapping::MatmulPlanSpec parse_tile(const std::string& s) {
-  mapping::MatmulPlanSpec t;
-  long long tm, tn, tk;
-  int w, stages = 3;
-  char tail;
-  const int got = std::sscanf(s.c_str(), "%lldx%lldx%lld:%d:%d%c", &tm, &tn, &tk, &w, &stages, &tail);
-  if ((got != 4 && got != 5) || tm < 1 || tn < 1 || tk < 1 || w < 1 || stages < 2 || tm > (1 << 16) || tn > (1 << 16) ||
-      tk > (1 << 16) || w > 1024 || stages > 64)
-    throw InputError("--tile", s, "expected TMxTNxTK:WARPS[:STAGES] (sizes up to 65536, 2-64 stages), e.g. 128x256x64:8:3");
-  t.tm = tm, t.tn = tn, t.tk = tk, t.warps = w, t.stages = stages;
-  t.sram_bytes = stages * (tm + tn) * tk * 2;
-  return t;
+// holds that many stages of the A and B slices. where / place: what to blame when it is not one.
+mapping::MatmulPlanSpec parse_tile(const std::string& s, const std::string& where = "--tile",
+                                   const std::string& place = "") {
+  frontends::TileText t;
+  if (!frontends::parse_tile_text(s, &t))
+    throw InputError(where, place.empty() ? s : place,
+                     "expected TMxTNxTK:WARPS[:STAGES] (sizes up to 65536, 2-64 stages), e.g. 128x256x64:8:3");
+  mapping::MatmulPlanSpec spec;
+  spec.tm = t.tm, spec.tn = t.tn, spec.tk = t.tk, spec.warps = t.warps, spec.stages = t.stages;
+  spec.sram_bytes = t.stages * (t.tm + t.tn) * t.tk * 2;
+  return spec;
 }
 
 std::string tile_name(const mapping::MatmulPlanSpec& t) {
@@ -152,47 +150,130 @@ void print_error_summary(std::vector<double> errors) {
   std::printf("median |error| over %zu rows: %.1f%%, worst %.1f%%\n", n, median, n ? errors.back() : 0.0);
 }
 
-int run_calibrate_gemm(const GpuCliOptions& o, const models::GpuParams& params) {
-  const std::vector<frontends::GemmRow> rows = frontends::parse_gemm_rows(json::read_json_file(o.gemm), o.gemm);
-  using Row = frontends::GemmRow;
+// One GEMM to predict: its sizes and the tiles that may run it (one when the kernel's tile is
+// known; else the candidates, of which the fastest stands for the library's choice).
+struct GemmProblem {
+  int64_t m = 0, n = 0, k = 0;
+  int64_t a_rows = 0;  // rows of the A that HBM holds (0: M); an implicit GEMM reads its input, not im2col
+  int64_t group_m = 1;
+  gpu::DataType dtype = gpu::DataType::FP16;
   std::vector<mapping::MatmulPlanSpec> tiles;
-  // Default candidates: ARK's 128x256 tile and smaller ones, each with 3 stages and with a
-  // deeper pipeline (libraries pick 4-7 stages for skinny, latency-bound shapes).
-  const std::vector<std::string> candidates{"128x256x64:8:3", "256x128x64:8:3", "128x128x64:4:3", "128x64x64:4:3",
-                                            "64x128x64:4:3",  "64x64x64:4:3",   "128x128x64:4:4", "128x64x64:4:5",
-                                            "64x128x64:4:5",  "64x64x64:4:6"};
-  for (const std::string& t : o.tiles.empty() ? candidates : o.tiles)
-    tiles.push_back(parse_tile(t));
+};
+
+struct BestTile {
+  double us = -1;  // negative: no tile fits
+  std::string tile;
+};
+
+// Default candidates: ARK's 128x256 tile and smaller ones, each with 3 stages and with a deeper
+// pipeline (libraries pick 4-7 stages for skinny, latency-bound shapes).
+std::vector<mapping::MatmulPlanSpec> candidate_tiles(const GpuCliOptions& o) {
+  static const std::vector<std::string> defaults{"128x256x64:8:3", "256x128x64:8:3", "128x128x64:4:3", "128x64x64:4:3",
+                                                 "64x128x64:4:3",  "64x64x64:4:3",   "128x128x64:4:4", "128x64x64:4:5",
+                                                 "64x128x64:4:5",  "64x64x64:4:6"};
+  std::vector<mapping::MatmulPlanSpec> tiles;
+  for (const std::string& t : o.tiles.empty() ? defaults : o.tiles) tiles.push_back(parse_tile(t));
+  return tiles;
+}
+
+// Simulates every tile of every problem (one forked child each) and keeps each problem's fastest.
+std::vector<BestTile> best_tiles(const std::vector<GemmProblem>& problems, const GpuCliOptions& o,
+                                 const models::GpuParams& params) {
+  std::vector<std::pair<size_t, size_t>> jobs;  // (problem, tile)
+  for (size_t i = 0; i < problems.size(); ++i)
+    for (size_t t = 0; t < problems[i].tiles.size(); ++t) jobs.emplace_back(i, t);
   const int64_t smem_limit = params.smem_per_block_bytes - frontends::kArkSmemReservedBytes;
-  const std::vector<double> predicted = simulate_forked(rows.size() * tiles.size(), o.jobs, [&](size_t i) {
-    mapping::MatmulPlanSpec s = tiles[i % tiles.size()];
-    const Row& r = rows[i / tiles.size()];
-    s.m = r.m, s.n = r.n, s.k = r.k;
+  const std::vector<double> predicted = simulate_forked(jobs.size(), o.jobs, [&](size_t j) {
+    const GemmProblem& g = problems[jobs[j].first];
+    mapping::MatmulPlanSpec s = g.tiles[jobs[j].second];
+    s.m = g.m, s.n = g.n, s.k = g.k, s.a_rows = g.a_rows, s.group_m = g.group_m, s.dtype = g.dtype;
+    s.sram_bytes = s.stages * (s.tm + s.tn) * s.tk * gpu::data_type_bytes(g.dtype);
     if (s.sram_bytes > smem_limit) return -1.0;
     // Occupancy: as many tiles per SM as its warps, shared memory and registers hold.
     models::MatmulTile tile;
-    tile.tm = s.tm, tile.tn = s.tn, tile.tk = s.tk;
+    tile.tm = s.tm, tile.tn = s.tn, tile.tk = s.tk, tile.in_type = g.dtype;
     s.slots = models::matmul_tiles_per_sm(params, tile, s.warps, s.stages, smem_limit);
     return simulated_us(mapping::single_matmul_plan(s, params.num_sms, smem_limit), params);
   });
+  std::vector<BestTile> best(problems.size());
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    BestTile& b = best[jobs[j].first];
+    const double v = predicted[j];
+    if (v > 0 && (b.us <= 0 || v < b.us)) b.us = v, b.tile = tile_name(problems[jobs[j].first].tiles[jobs[j].second]);
+  }
+  return best;
+}
+
+double signed_error_pct(double predicted, double measured) { return 100.0 * (predicted - measured) / measured; }
+
+int run_calibrate_gemm(const GpuCliOptions& o, const models::GpuParams& params) {
+  const std::vector<frontends::GemmRow> rows = frontends::parse_gemm_rows(json::read_json_file(o.gemm), o.gemm);
+  const std::vector<mapping::MatmulPlanSpec> candidates = candidate_tiles(o);
+  std::vector<GemmProblem> problems;
+  for (const frontends::GemmRow& r : rows) {
+    GemmProblem g;
+    g.m = r.m, g.n = r.n, g.k = r.k, g.group_m = r.group_m;
+    // A row's own tile is what ran; --tile replaces the candidates of the others only.
+    g.tiles = r.tile.empty() ? candidates : std::vector<mapping::MatmulPlanSpec>{parse_tile(r.tile, o.gemm, r.pointer + "/tile")};
+    problems.push_back(g);
+  }
+  const std::vector<BestTile> best = best_tiles(problems, o, params);
+  for (size_t ri = 0; ri < rows.size(); ++ri)
+    if (best[ri].us <= 0)
+      throw InputError(o.gemm, rows[ri].pointer + (rows[ri].tile.empty() ? "" : "/tile"), "no tile fits the shared memory");
   std::ostringstream csv;
-  csv << "M,N,K,measured_us,predicted_us,error_pct,tile\n";
-  std::printf("%-7s %-7s %-7s %12s %12s %8s  %s\n", "M", "N", "K", "measured_us", "predicted_us", "error", "best tile");
+  csv << "M,N,K,measured_us,predicted_us,error_pct,tile,group_m\n";
+  std::printf("%-7s %-7s %-7s %12s %12s %8s  %s\n", "M", "N", "K", "measured_us", "predicted_us", "error", "tile (given, or best)");
   std::vector<double> errors;
   for (size_t ri = 0; ri < rows.size(); ++ri) {
-    size_t best = 0;
-    for (size_t t = 0; t < tiles.size(); ++t) {
-      const double v = predicted[ri * tiles.size() + t];
-      if (v > 0 && (predicted[ri * tiles.size() + best] <= 0 || v < predicted[ri * tiles.size() + best])) best = t;
-    }
-    const double pred = predicted[ri * tiles.size() + best];
-    const Row& r = rows[ri];
-    const double err = 100.0 * (pred - r.measured_us) / r.measured_us;
+    const frontends::GemmRow& r = rows[ri];
+    const double err = signed_error_pct(best[ri].us, r.measured_us);
     errors.push_back(std::fabs(err));
-    const std::string tile = tile_name(tiles[best]);
-    std::printf("%-7lld %-7lld %-7lld %12.2f %12.2f %+7.1f%%  %s\n", static_cast<long long>(r.m),
-                static_cast<long long>(r.n), static_cast<long long>(r.k), r.measured_us, pred, err, tile.c_str());
-    csv << r.m << "," << r.n << "," << r.k << "," << r.measured_us << "," << pred << "," << err << "," << tile << "\n";
+    const std::string order = r.group_m > 1 ? " group " + std::to_string(r.group_m) : "";
+    std::printf("%-7lld %-7lld %-7lld %12.2f %12.2f %+7.1f%%  %s%s\n", static_cast<long long>(r.m),
+                static_cast<long long>(r.n), static_cast<long long>(r.k), r.measured_us, best[ri].us, err,
+                best[ri].tile.c_str(), order.c_str());
+    csv << r.m << "," << r.n << "," << r.k << "," << r.measured_us << "," << best[ri].us << "," << err << ","
+        << best[ri].tile << "," << r.group_m << "\n";
+  }
+  print_error_summary(errors);
+  if (!o.cal_csv.empty()) write_output(o.cal_csv, csv.str());
+  return kOk;
+}
+
+// Convolutions as the implicit GEMMs cuDNN runs (docs/gpu.md#convolutions-held-out-data):
+// M = N x P x Q output pixels, N = K filters, K = C x R x S; A streams from the input tensor.
+int run_calibrate_conv(const GpuCliOptions& o, const models::GpuParams& params) {
+  const std::vector<frontends::ConvRow> rows = frontends::parse_conv_rows(json::read_json_file(o.conv), o.conv);
+  const std::vector<mapping::MatmulPlanSpec> candidates = candidate_tiles(o);
+  std::vector<GemmProblem> problems;
+  for (const frontends::ConvRow& r : rows) {
+    GemmProblem g;
+    g.m = r.n * r.p * r.q, g.n = r.k, g.k = r.c * r.r * r.s, g.dtype = r.dtype;
+    g.a_rows = std::min(g.m, (r.n * r.h * r.w * r.c + g.k - 1) / g.k);
+    g.tiles = candidates;
+    problems.push_back(g);
+  }
+  const std::vector<BestTile> best = best_tiles(problems, o, params);
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (best[i].us <= 0) throw InputError(o.conv, rows[i].pointer, "no candidate tile fits the shared memory");
+  std::ostringstream csv;
+  csv << "layer,N,C,H,W,K,R,S,stride,pad,dtype,gemm_m,gemm_n,gemm_k,measured_us,predicted_us,error_pct,tile\n";
+  std::printf("%-12s %4s %5s %4s %5s %2s %2s %5s %12s %12s %8s  %s\n", "layer", "N", "C", "H", "K", "RS", "st", "dtype",
+              "measured_us", "predicted_us", "error", "best tile");
+  std::vector<double> errors;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const frontends::ConvRow& r = rows[i];
+    const GemmProblem& g = problems[i];
+    const double err = signed_error_pct(best[i].us, r.measured_us);
+    errors.push_back(std::fabs(err));
+    std::printf("%-12s %4lld %5lld %4lld %5lld %2lld %2lld %5s %12.2f %12.2f %+7.1f%%  %s\n", r.layer.c_str(),
+                static_cast<long long>(r.n), static_cast<long long>(r.c), static_cast<long long>(r.h),
+                static_cast<long long>(r.k), static_cast<long long>(r.r), static_cast<long long>(r.stride),
+                r.dtype_name.c_str(), r.measured_us, best[i].us, err, best[i].tile.c_str());
+    csv << r.layer << "," << r.n << "," << r.c << "," << r.h << "," << r.w << "," << r.k << "," << r.r << "," << r.s << ","
+        << r.stride << "," << r.pad << "," << r.dtype_name << "," << g.m << "," << g.n << "," << g.k << ","
+        << r.measured_us << "," << best[i].us << "," << err << "," << best[i].tile << "\n";
   }
   print_error_summary(errors);
   if (!o.cal_csv.empty()) write_output(o.cal_csv, csv.str());
@@ -255,11 +336,14 @@ int run_calibrate_ops(const GpuCliOptions& o, const models::GpuParams& params) {
 }
 
 int run_calibrate(const GpuCliOptions& o) {
-  if (o.gemm.empty() == o.ops.empty())
-    throw InputError("gpu-calibrate", o.gemm.empty() ? "--gemm" : "--ops", "give either --gemm or --ops (one of them)");
-  if (!o.ops.empty() && !o.tiles.empty()) throw InputError("gpu-calibrate", "--tile", "applies to --gemm rows only");
+  const int given = !o.gemm.empty() + !o.ops.empty() + !o.conv.empty();
+  if (given != 1)
+    throw InputError("gpu-calibrate", o.gemm.empty() ? (o.ops.empty() ? "--conv" : "--ops") : "--gemm",
+                     "give one of --gemm, --conv or --ops");
+  if (!o.ops.empty() && !o.tiles.empty()) throw InputError("gpu-calibrate", "--tile", "applies to --gemm and --conv rows only");
   const config::HwConfig cfg = config::HwConfig::load(o.cal_hw, o.cal_sets);
   const models::GpuParams params = models::GpuParams::read(cfg);
+  if (!o.conv.empty()) return run_calibrate_conv(o, params);
   return o.gemm.empty() ? run_calibrate_ops(o, params) : run_calibrate_gemm(o, params);
 }
 
@@ -286,7 +370,9 @@ std::function<int()> add_gpu_command(CLI::App& app, RunOptions& run) {
   app.add_option("--write-plan", o->write_plan, "write the plan that runs (ARK's default plan without --plan)");
   auto* cal = app.add_subcommand("gpu-calibrate", "simulate single-kernel plans (GEMMs, row-wise kernels) and compare with measured times");
   cal->add_option("--hw", o->cal_hw, "GPU hardware description")->capture_default_str();
-  cal->add_option("--gemm", o->gemm, "measured GEMM times (JSON with rows of M, N, K, ms)");
+  cal->add_option("--gemm", o->gemm, "measured GEMM times (JSON rows: M, N, K, ms, optional tile and group_m)");
+  cal->add_option("--conv", o->conv,
+                  "measured convolution times (JSON rows: N, C, H, W, K, R, S, stride, pad, dtype, ms; docs/gpu.md)");
   cal->add_option("--ops", o->ops,
                   "measured row-wise kernel times (JSON rows: kind, M, N, dtype, tensors, flops, warps, ms; docs/gpu.md)");
   cal->add_option("--set", o->cal_sets, "override a hardware parameter (repeatable)");

@@ -213,7 +213,8 @@ gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t sm
   gpu::Op op;
   op.type = gpu::OpType::Matmul;
   op.name = "matmul";
-  op.read_tensors = {fresh_tensor(p, s.m, s.k, s.dtype), fresh_tensor(p, s.k, s.n, s.dtype)};
+  op.read_tensors = {fresh_tensor(p, s.a_rows > 0 ? std::min(s.a_rows, s.m) : s.m, s.k, s.dtype),
+                     fresh_tensor(p, s.k, s.n, s.dtype)};
   op.write_tensors = {fresh_tensor(p, s.m, s.n, s.dtype)};
   op.result_tensors = op.write_tensors;
   for (const char* a : {"TransposeInput", "TransposeOther"}) {
@@ -230,6 +231,7 @@ gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t sm
   op.config.num_warps = s.warps;
   op.config.sram_bytes = s.sram_bytes;
   op.config.tile_shape_mnk = std::array<int64_t, 3>{s.tm, s.tn, s.tk};
+  op.config.tile_group_m = s.group_m;
   op.config.num_tasks = ceil_div(s.m, s.tm) * ceil_div(s.n, s.tn);
   const int wpp = s.slots > 0 ? static_cast<int>(s.slots) * s.warps : std::max(s.warps, s.warps_per_processor);
   int64_t slots = wpp / s.warps;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "models/gpu/gpu_timing.h"
 #include "sim/mapping/gpu_schedule.h"
 
 namespace npusim::mapping {
@@ -68,11 +69,12 @@ bool play_matmul_waves(models::L2Residency& l2, const gpu::Op& op, int64_t concu
   const models::ByteRegion ra = tensor_region(a), rb = tensor_region(b);
   const int64_t per_wave = std::max<int64_t>(1, concurrent);
   for (int64_t w0 = 0; w0 < tiles; w0 += per_wave) {
-    // The wave's tiles (task ids in order, row-major over [batch, M/TM, N/TN]) share panels:
-    // each distinct one is fetched once, the other tiles hit it.
+    // The wave's tiles (task ids in order over [batch, M/TM, N/TN], row-major or grouped) share
+    // panels: each distinct one is fetched once, the other tiles hit it.
     std::set<int64_t> rows, cols;
     for (int64_t id = w0; id < std::min(tiles, w0 + per_wave); ++id) {
-      const int64_t ni = id % nt, mi = (id / nt) % mt, bi = id / (nt * mt);
+      const auto [mi, ni] = models::matmul_tile_index(id % (nt * mt), mt, nt, op.config.tile_group_m);
+      const int64_t bi = id / (nt * mt);
       rows.insert((bi * mt + mi) % pa);
       cols.insert((bi * nt + ni) % pb);
     }

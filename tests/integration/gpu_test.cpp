@@ -314,7 +314,7 @@ TEST(GpuCalibrate, MedianErrorAgainstMeasuredH100GemmsIsWithin10PercentWorstWith
     std::vector<std::string> f;
     std::stringstream ls(line);
     for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
-    ASSERT_EQ(f.size(), 7u) << line;
+    ASSERT_EQ(f.size(), 8u) << line;
     err.push_back(std::fabs(std::stod(f[5])));
   }
   ASSERT_EQ(err.size(), 17u);
@@ -322,4 +322,52 @@ TEST(GpuCalibrate, MedianErrorAgainstMeasuredH100GemmsIsWithin10PercentWorstWith
   EXPECT_LE(err[8], 10.0) << r.output;
   EXPECT_LE(err.back(), 30.0) << r.output;
   EXPECT_NE(r.output.find("median |error| over 17 rows"), std::string::npos);
+}
+
+// configs/gpu_h200.yaml is the H100 configuration with the H200's HBM3e and L2 (datasheet and
+// device properties); no key was fitted to the kernels measured on an H200 by
+// configs/calibration/measure_hopper.py, so all three files below are held out.
+TEST(GpuCalibrate, HeldOutRowwiseKernelsOnH200MedianWithin10PercentWorstWithin30) {
+  expect_rowwise_targets("gpu_h200", "h200_rowwise_ops.json", 4800, 48);
+}
+
+// Rows of a `gpu-calibrate --gemm/--conv --csv` file as (flops, bytes, predicted us, error):
+// the physical bound of each and the error summary.
+void expect_gemm_like_targets(const std::string& flag, const std::string& data_file, size_t expected_rows,
+                              double median_target, double worst_target) {
+  const std::string d = scratch_dir("gpu_calibrate_h200_" + flag);
+  const std::string data = source_dir() + "/configs/calibration/" + data_file;
+  const auto r = run_sim("gpu-calibrate " + hw("gpu_h200") + " --" + flag + " '" + data + "' --csv '" + d + "/c.csv'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json doc = json::parse(read_text(data));
+  const auto rows = calibration_csv(d + "/c.csv");
+  ASSERT_EQ(rows.size(), expected_rows + 1);
+  ASSERT_EQ(doc["rows"].size(), expected_rows);
+  const bool conv = flag == "conv";
+  const size_t pred_col = conv ? 15 : 4, err_col = conv ? 16 : 5;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const json& row = doc["rows"][i - 1];
+    double m, n, k, in_bytes;
+    if (conv) {
+      m = std::stod(rows[i][11]), n = std::stod(rows[i][12]), k = std::stod(rows[i][13]);
+      in_bytes = 2 * (row["N"].get<double>() * row["C"].get<double>() * row["H"].get<double>() * row["W"].get<double>() +
+                      k * n);
+    } else {
+      m = row["M"].get<double>(), n = row["N"].get<double>(), k = row["K"].get<double>();
+      in_bytes = 2 * (m * k + k * n);
+    }
+    // Never faster than the chip: flops at the fp16 peak, inputs and output at the HBM peak.
+    const double bound_us = std::max(2 * m * n * k / 989.4e6, (in_bytes + 2 * m * n) / 4.8e6);
+    EXPECT_GE(std::stod(rows[i][pred_col]), bound_us) << i;
+  }
+  const auto [median, worst] = median_and_worst(rows, err_col);
+  EXPECT_LE(median, median_target) << r.output;
+  EXPECT_LE(worst, worst_target) << r.output;
+}
+
+// 118 Triton GEMMs with fixed tiles (10 tiles of BM/BN/BK, warps and stages, 8 shapes, row-major
+// and grouped tile order) and cuBLAS on the same shapes. Today: 8.5% / 41.8% (docs/gpu.md); the
+// worst rows are skinny (M = 128) with few tiles, where the model is too fast.
+TEST(GpuCalibrate, HeldOutTritonTileGemmsOnH200MedianWithin10PercentWorstWithin45) {
+  expect_gemm_like_targets("gemm", "h200_triton_gemm.json", 118, 10.0, 45.0);
 }

@@ -56,3 +56,52 @@ TEST(CalibrationRows, GemmRowsNeedPositiveSizesAndTimes) {
   EXPECT_THROW(frontends::parse_gemm_rows(json::parse_text(R"({"rows":[{"M":0,"N":2,"K":3,"ms":1}]})", "g.json"), "g.json"),
                InputError);
 }
+
+TEST(CalibrationRows, GemmRowsKeepTheirTileAndTileOrder) {
+  const auto rows = frontends::parse_gemm_rows(
+      json::parse_text(R"({"rows":[{"M":8,"N":8,"K":8,"ms":1},{"M":8,"N":8,"K":8,"ms":1,"tile":"64x128x32:4:4","group_m":8}]})",
+                       "g.json"),
+      "g.json");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].tile, "");
+  EXPECT_EQ(rows[0].group_m, 1);
+  EXPECT_EQ(rows[1].tile, "64x128x32:4:4");
+  EXPECT_EQ(rows[1].group_m, 8);
+  EXPECT_EQ(rows[1].pointer, "/rows/1");
+  frontends::TileText t;
+  ASSERT_TRUE(frontends::parse_tile_text("64x128x32:4", &t));
+  EXPECT_EQ(t.tn, 128);
+  EXPECT_EQ(t.stages, 3);  // the default
+  EXPECT_FALSE(frontends::parse_tile_text("64x128x32:4:4:1", &t));
+  EXPECT_FALSE(frontends::parse_tile_text("64x128:4", &t));
+  EXPECT_FALSE(frontends::parse_tile_text("64x128x32:0", &t));
+  EXPECT_THROW(frontends::parse_gemm_rows(json::parse_text(R"({"rows":[{"M":1,"N":2,"K":3,"ms":1,"tile":"big"}]})", "g.json"),
+                                          "g.json"),
+               InputError);
+}
+
+// Output sizes by hand: (56 + 2 - 3) / 2 + 1 = 28; (7 + 0 - 7) / 1 + 1 = 1.
+TEST(CalibrationRows, ConvRowsDeriveTheOutputSizeAndRefuseKernelsLargerThanTheInput) {
+  const auto rows = frontends::parse_conv_rows(
+      json::parse_text(R"({"rows":[{"layer":"s2","N":8,"C":128,"H":56,"W":56,"K":128,"R":3,"S":3,"stride":2,"pad":1,)"
+                       R"("dtype":"fp16","ms":0.02},{"N":1,"C":4,"H":7,"W":7,"K":4,"R":7,"S":7,"stride":1,"pad":0,)"
+                       R"("dtype":"fp32","ms":1}]})",
+                       "c.json"),
+      "c.json");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].layer, "s2");
+  EXPECT_EQ(rows[0].p, 28);
+  EXPECT_EQ(rows[0].q, 28);
+  EXPECT_DOUBLE_EQ(rows[0].measured_us, 20);
+  EXPECT_EQ(rows[1].p, 1);
+  EXPECT_EQ(rows[1].dtype, gpu::DataType::FP32);
+  try {
+    frontends::parse_conv_rows(json::parse_text(R"({"rows":[{"N":1,"C":4,"H":7,"W":9,"K":4,"R":3,"S":10,"stride":1,)"
+                                                R"("pad":0,"dtype":"fp16","ms":1}]})",
+                                                "c.json"),
+                               "c.json");
+    FAIL() << "a 10-wide kernel on a 9-wide input was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/rows/0/S"), std::string::npos) << e.what();
+  }
+}

@@ -127,3 +127,30 @@ TEST(GpuTileModel, TilesRunningAtOnceShareTheirPanelsInL2) {
   // every read misses, 4 waves x 5 panels.
   EXPECT_DOUBLE_EQ(misses(4, 256 * 1024), 20 * panel);
 }
+
+TEST(GpuTileModel, GroupedTileOrderWalksGroupRowsColumnByColumn) {
+  // 3 x 2 tiles, groups of 2 rows: (0,0) (1,0) (0,1) (1,1), then the last row alone (2,0) (2,1).
+  const std::vector<std::pair<int64_t, int64_t>> grouped{{0, 0}, {1, 0}, {0, 1}, {1, 1}, {2, 0}, {2, 1}};
+  for (int64_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(models::matmul_tile_index(i, 3, 2, 2), grouped[i]) << i;
+    EXPECT_EQ(models::matmul_tile_index(i, 3, 2, 1), std::make_pair(i / 2, i % 2)) << i;  // row-major
+  }
+}
+
+TEST(GpuTileModel, GroupedOrderReadsFewerPanelsPerWaveWhenBExceedsTheL2) {
+  // The 4 x 4 grid of TilesRunningAtOnceShareTheirPanelsInL2 with 4 tiles at a time and a 256 KiB
+  // L2 (4 panels, LRU). Row-major: each wave is one tile row, 1 A + 4 B panels, all missing: 20
+  // panels. Groups of 2 rows: a wave is a 2 x 2 block of 2 A + 2 B panels. Wave 1 misses all 4;
+  // wave 2 (same rows, columns 2-3) hits its A panels and misses 2 B; waves 3 and 4 repeat that
+  // on rows 2-3: 4 + 2 + 4 + 2 = 12.
+  mapping::MatmulPlanSpec s;
+  s.m = s.n = 512, s.k = 256;
+  s.tm = s.tn = 128, s.tk = 64, s.warps = 4, s.sram_bytes = 0, s.slots = 1;
+  const double panel = 64 * 1024;
+  auto misses = [&](int64_t group) {
+    s.group_m = group;
+    return mapping::plan_hbm_traffic(mapping::single_matmul_plan(s, 4, 1 << 20), 256 * 1024)[0][0].hbm_read_bytes;
+  };
+  EXPECT_DOUBLE_EQ(misses(1), 20 * panel);
+  EXPECT_DOUBLE_EQ(misses(2), 12 * panel);
+}

@@ -69,8 +69,8 @@ TEST(HwPaths, HwConfigLoadTakesNames) {
   const HwConfig npu = HwConfig::load("npu", {"npu.pe_array.rows=32"});
   EXPECT_EQ(npu.get_int("npu.pe_array.rows"), 32);
   // A miss names what was typed.
-  std::string msg = expect_input_error([] { HwConfig::load("gpu_h200"); }, "", "not a shipped config");
-  EXPECT_EQ(msg.rfind("gpu_h200: ", 0), 0u) << msg;
+  std::string msg = expect_input_error([] { HwConfig::load("gpu_b300"); }, "", "not a shipped config");
+  EXPECT_EQ(msg.rfind("gpu_b300: ", 0), 0u) << msg;
 }
 
 }  // namespace
