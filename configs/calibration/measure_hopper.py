@@ -14,7 +14,10 @@ in its input formats (docs/gpu.md#calibration):
 Times: median of triton.testing.do_bench (the L2 is flushed before every run). The device's
 name, SMs, L2, clocks and a device-to-device copy bandwidth go into each file's meta.
 
-Usage: measure_hopper.py OUTDIR   (run on the GPU machine; `PYTHONUNBUFFERED=1` shows progress)
+Usage: measure_hopper.py OUTDIR [gemm,conv,rowwise] [dev|heldout]
+(configs/calibration/cudnn_tiles.py adds the tiles to conv files measured before it existed)
+(run on the GPU machine; `PYTHONUNBUFFERED=1` shows progress). conv rows also carry kernel_ms:
+the summed duration of cuDNN's kernels in one call, read by the profiler.
 """
 import json
 import os
@@ -24,6 +27,7 @@ import time
 
 import torch
 import triton
+from cudnn_tiles import tile_from_kernels
 import triton.language as tl
 from triton.testing import do_bench
 
@@ -141,11 +145,18 @@ def gpu_prefix(meta):
 
 def write(outdir, name, meta, note, rows):
     name = gpu_prefix(meta) + "_" + name
+    if SET != "dev":
+        name = name.replace(".json", "_" + SET + ".json")
     with open(os.path.join(outdir, name), "w") as f:
         json.dump({"meta": meta, "note": note, "rows": rows}, f, indent=1)
         f.write("\n")
     print(f"wrote {name}: {len(rows)} rows", flush=True)
 
+
+# Two sets of shapes and tiles: "dev" (the files without a suffix), on which the model's changes
+# were developed, and "heldout" (files *_heldout.json), measured for judging them: other shapes,
+# tiles, layers, batches and row sizes.
+SET = "dev"
 
 GEMM_SHAPES = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
                (512, 11008, 4096), (4096, 4096, 512), (16384, 1024, 4096), (128, 8192, 8192)]
@@ -155,17 +166,27 @@ TILES = [(128, 256, 64, 8, 3), (128, 256, 32, 8, 4), (128, 128, 64, 8, 4), (128,
          (64, 64, 64, 4, 4), (64, 64, 32, 2, 5)]
 
 
+HELDOUT_GEMM_SHAPES = [(3072, 3072, 3072), (6144, 6144, 6144), (2048, 8192, 1024), (8192, 1024, 8192),
+                       (256, 4096, 4096), (4096, 14336, 4096), (1536, 1536, 12288)]
+HELDOUT_TILES = [(128, 256, 64, 8, 4), (256, 128, 64, 8, 3), (128, 128, 64, 4, 3), (128, 128, 128, 8, 3),
+                 (64, 256, 64, 4, 4), (128, 64, 32, 4, 4), (64, 64, 128, 4, 3), (128, 32, 64, 4, 4)]
+
+
 def measure_gemms(outdir, meta):
     rows = []
-    for (m, n, k) in GEMM_SHAPES:
+    shapes, tiles = (GEMM_SHAPES, TILES) if SET == "dev" else (HELDOUT_GEMM_SHAPES, HELDOUT_TILES)
+    for si, (m, n, k) in enumerate(shapes):
         a = torch.randn(m, k, device="cuda", dtype=torch.float16)
         b = torch.randn(k, n, device="cuda", dtype=torch.float16)
         c = torch.empty(m, n, device="cuda", dtype=torch.float16)
         ref = a @ b
         rows.append({"kind": "gemm_cublas", "dtype": "fp16", "M": m, "N": n, "K": k,
                      "ms": bench_ms(lambda: torch.matmul(a, b, out=c))})
-        groups = (1, 8) if (m, n, k) in ((4096, 4096, 4096), (8192, 8192, 8192), (512, 11008, 4096)) else (8,)
-        for (bm, bn, bk, w, s) in TILES:
+        if SET == "dev":
+            groups = (1, 8) if (m, n, k) in ((4096, 4096, 4096), (8192, 8192, 8192), (512, 11008, 4096)) else (8,)
+        else:
+            groups = (1, 8) if si % 2 == 0 else (4,)
+        for (bm, bn, bk, w, s) in tiles:
             for g in groups:
                 grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn),)
                 tile = f"{bm}x{bn}x{bk}:{w}:{s}"
@@ -206,11 +227,38 @@ CONVS = [("conv1", 3, 64, 224, 7, 2, 3), ("l1_1x1_in", 64, 64, 56, 1, 1, 0), ("l
          ("l4_1x1_out", 512, 2048, 7, 1, 1, 0)]
 
 
+# VGG-16's convolutions and ResNet-50's strided and late ones.
+HELDOUT_CONVS = [("vgg_64_224", 64, 64, 224, 3, 1, 1), ("vgg_128_112", 128, 128, 112, 3, 1, 1),
+                 ("vgg_256_56", 256, 256, 56, 3, 1, 1), ("vgg_512_28", 512, 512, 28, 3, 1, 1),
+                 ("vgg_512_14", 512, 512, 14, 3, 1, 1), ("down_256_512_s2", 256, 512, 56, 1, 2, 0),
+                 ("down_512_1024_s2", 512, 1024, 28, 1, 2, 0), ("l3_3x3_s2", 256, 256, 28, 3, 2, 1),
+                 ("l4_1x1_red", 2048, 512, 7, 1, 1, 0), ("down_1024_2048_s2", 1024, 2048, 14, 1, 2, 0)]
+
+
+def kernel_ms(f, reps=5):
+    """Mean summed duration of the CUDA kernels of one call of f, the L2 flushed before each."""
+    cache = torch.empty(64 * 1024 * 1024, dtype=torch.int32, device="cuda")
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA], acc_events=True) as prof:
+        for _ in range(reps):
+            cache.zero_()
+            f()
+        torch.cuda.synchronize()
+    names, total = [], 0.0
+    for e in prof.events():
+        if not str(e.device_type).endswith("CUDA") or "Fill" in e.name:
+            continue
+        total += e.time_range.elapsed_us()
+        if e.name[:160] not in names:
+            names.append(e.name[:160])
+    return total / reps / 1000.0, names
+
+
 def measure_convs(outdir, meta):
     torch.backends.cudnn.benchmark = True
     rows = []
-    for batch in (1, 8, 32):
-        for (name, c, k, hw, r, stride, pad) in CONVS:
+    batches, convs = ((1, 8, 32), CONVS) if SET == "dev" else ((4, 16, 64), HELDOUT_CONVS)
+    for batch in batches:
+        for (name, c, k, hw, r, stride, pad) in convs:
             x = torch.randn(batch, c, hw, hw, device="cuda", dtype=torch.float16).to(memory_format=torch.channels_last)
             w = torch.randn(k, c, r, r, device="cuda", dtype=torch.float16).to(memory_format=torch.channels_last)
             f = lambda: torch.nn.functional.conv2d(x, w, None, stride, pad)
@@ -219,17 +267,18 @@ def measure_convs(outdir, meta):
             row = {"layer": name, "N": batch, "C": c, "H": hw, "W": hw, "K": k, "R": r, "S": r,
                    "stride": stride, "pad": pad, "dtype": "fp16", "layout": "NHWC", "ms": bench_ms(f)}
             try:
-                with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-                    f()
-                    torch.cuda.synchronize()
-                row["kernels"] = [e.name[:160] for e in prof.events() if str(e.device_type).endswith("CUDA")]
+                row["kernel_ms"], row["kernels"] = kernel_ms(f)
+                tile = tile_from_kernels(row["kernels"])
+                if tile:
+                    row["tile"] = tile
             except Exception as e:
                 row["kernels_error"] = str(e)[:200]
             rows.append(row)
-            print(name, batch, row["ms"], row.get("kernels"), flush=True)
+            print(name, batch, row["ms"], row.get("kernel_ms"), row.get("kernels"), flush=True)
     write(outdir, "cudnn_conv.json", meta,
           "fp16 convolutions y = conv2d(x, w), no bias, NHWC (channels_last), cuDNN chosen by "
-          "cudnn.benchmark; kernels: what the profiler saw for one call.", rows)
+          "cudnn.benchmark; kernels: what the profiler saw for one call; kernel_ms: their summed "
+          "duration; tile: the implicit GEMM tile its name gives (tile_from_kernels).", rows)
 
 
 # kind -> what the kernel reads and writes (the --ops row format).
@@ -251,9 +300,12 @@ def warps_for(block):  # liger_kernel.ops.utils.calculate_settings
 
 def measure_rowwise(outdir, meta):
     rows = []
-    for dtype_name, dtype in (("bf16", torch.bfloat16), ("fp32", torch.float32)):
-        for m in (4096, 16384):
-            for n in (1024, 4096, 16384):
+    dtypes = (("bf16", torch.bfloat16), ("fp32", torch.float32)) if SET == "dev" else \
+        (("fp16", torch.float16), ("fp32", torch.float32))
+    ms_, ns_ = ((4096, 16384), (1024, 4096, 16384)) if SET == "dev" else ((8192, 32768), (768, 2048, 5120, 8192))
+    for dtype_name, dtype in dtypes:
+        for m in ms_:
+            for n in ns_:
                 block = triton.next_power_of_2(n)
                 warps = warps_for(block)
                 x = torch.randn(m, n, device="cuda", dtype=dtype)
@@ -293,10 +345,15 @@ def measure_rowwise(outdir, meta):
 
 
 def main():
+    global SET
     outdir = sys.argv[1] if len(sys.argv) > 1 else "."
     parts = sys.argv[2].split(",") if len(sys.argv) > 2 else ["rowwise", "conv", "gemm"]
+    SET = sys.argv[3] if len(sys.argv) > 3 else "dev"
+    meta_set = {"dev": "dev: the model's changes were developed on these rows",
+                "heldout": "heldout: measured to judge the model; nothing was fitted or developed on these rows"}[SET]
     t0 = time.time()
     meta = device_meta()
+    meta["set"] = meta_set
     print(json.dumps(meta), flush=True)
     for part in parts:
         {"gemm": measure_gemms, "conv": measure_convs, "rowwise": measure_rowwise}[part](outdir, meta)

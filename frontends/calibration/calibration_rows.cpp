@@ -46,6 +46,20 @@ bool parse_tile_text(const std::string& s, TileText* out) {
   return true;
 }
 
+namespace {
+
+// A row's "tile" (the kernel's own), checked; "" when absent.
+std::string optional_tile(const json::Cursor& row) {
+  if (!row.find("tile")) return "";
+  const std::string tile = row.get_string("tile");
+  TileText t;
+  if (!parse_tile_text(tile, &t))
+    row.at("tile").fail("expected TMxTNxTK:WARPS[:STAGES] (sizes up to 65536, 2-64 stages), e.g. 128x256x64:8:3");
+  return tile;
+}
+
+}  // namespace
+
 std::vector<GemmRow> parse_gemm_rows(const json::Json& doc, const std::string& source) {
   json::Cursor root(doc, source);
   std::vector<GemmRow> rows;
@@ -56,12 +70,7 @@ std::vector<GemmRow> parse_gemm_rows(const json::Json& doc, const std::string& s
     row.m = r.at("M").as_int_in(1, max), row.n = r.at("N").as_int_in(1, max), row.k = r.at("K").as_int_in(1, max);
     row.measured_us = measured_us(r);
     row.pointer = r.pointer();
-    if (r.find("tile")) {
-      row.tile = r.get_string("tile");
-      TileText t;
-      if (!parse_tile_text(row.tile, &t))
-        r.at("tile").fail("expected TMxTNxTK:WARPS[:STAGES] (sizes up to 65536, 2-64 stages), e.g. 128x256x64:8:3");
-    }
+    row.tile = optional_tile(r);
     if (r.find("group_m")) row.group_m = r.at("group_m").as_int_in(1, 1 << 20);
     rows.push_back(row);
   }
@@ -92,6 +101,7 @@ std::vector<ConvRow> parse_conv_rows(const json::Json& doc, const std::string& s
       r.at("N").fail("gives a convolution of 2^31 or more elements (N x P x Q, C x R x S or N x C x H x W)");
     row.dtype = parse_dtype(r, &row.dtype_name);
     if (r.find("layer")) row.layer = r.get_string("layer");
+    row.tile = optional_tile(r);
     row.measured_us = measured_us(r);
     rows.push_back(row);
   }

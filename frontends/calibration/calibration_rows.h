@@ -33,6 +33,7 @@ struct ConvRow {
   int64_t n = 0, c = 0, h = 0, w = 0, k = 0, r = 0, s = 0, stride = 1, pad = 0;
   int64_t p = 0, q = 0;  // output height and width
   std::string layer;     // the row's name, if any
+  std::string tile;      // the implicit GEMM's tile, when the kernel's name gave it ("": the best candidate)
   std::string dtype_name;
   gpu::DataType dtype = gpu::DataType::FP16;
   double measured_us = 0;
@@ -56,7 +57,7 @@ struct RowKernelRow {
 // rows[]: M, N, K (1 .. 2^31) and ms (> 0); optional tile (as TileText) and group_m (1 .. 2^20).
 std::vector<GemmRow> parse_gemm_rows(const json::Json& doc, const std::string& source);
 // rows[]: N, C, H, W, K, R, S (1 .. 2^20), stride (1 .. 64), pad (0 .. 64), dtype (fp32, fp16,
-// bf16), ms (> 0), optional layer; the kernel fits the padded input and the implicit GEMM's
+// bf16), ms (> 0), optional layer and tile (as TileText); the kernel fits the padded input and the implicit GEMM's
 // M = N x P x Q and K = C x R x S stay below 2^31.
 std::vector<ConvRow> parse_conv_rows(const json::Json& doc, const std::string& source);
 // rows[]: as RowKernelRow; warps 1 .. max_warps (the device's warps per block).

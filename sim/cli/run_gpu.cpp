@@ -249,18 +249,22 @@ int run_calibrate_conv(const GpuCliOptions& o, const models::GpuParams& params) 
   std::vector<GemmProblem> problems;
   for (const frontends::ConvRow& r : rows) {
     GemmProblem g;
-    g.m = r.n * r.p * r.q, g.n = r.k, g.k = r.c * r.r * r.s, g.dtype = r.dtype;
-    g.a_rows = std::min(g.m, (r.n * r.h * r.w * r.c + g.k - 1) / g.k);
-    g.tiles = candidates;
+    // Tensor-core implicit GEMMs take channels in vectors of at least 4 (cuDNN's first-layer
+    // kernels name it: "c4"): C = 3 computes as 4.
+    const int64_t channels = (r.c + 3) / 4 * 4;
+    g.m = r.n * r.p * r.q, g.n = r.k, g.k = channels * r.r * r.s, g.dtype = r.dtype;
+    g.a_rows = std::min(g.m, (r.n * r.h * r.w * channels + g.k - 1) / g.k);
+    g.tiles = r.tile.empty() ? candidates : std::vector<mapping::MatmulPlanSpec>{parse_tile(r.tile, o.conv, r.pointer + "/tile")};
     problems.push_back(g);
   }
   const std::vector<BestTile> best = best_tiles(problems, o, params);
   for (size_t i = 0; i < rows.size(); ++i)
-    if (best[i].us <= 0) throw InputError(o.conv, rows[i].pointer, "no candidate tile fits the shared memory");
+    if (best[i].us <= 0)
+      throw InputError(o.conv, rows[i].pointer + (rows[i].tile.empty() ? "" : "/tile"), "no tile fits the shared memory");
   std::ostringstream csv;
   csv << "layer,N,C,H,W,K,R,S,stride,pad,dtype,gemm_m,gemm_n,gemm_k,measured_us,predicted_us,error_pct,tile\n";
   std::printf("%-12s %4s %5s %4s %5s %2s %2s %5s %12s %12s %8s  %s\n", "layer", "N", "C", "H", "K", "RS", "st", "dtype",
-              "measured_us", "predicted_us", "error", "best tile");
+              "measured_us", "predicted_us", "error", "tile (given, or best)");
   std::vector<double> errors;
   for (size_t i = 0; i < rows.size(); ++i) {
     const frontends::ConvRow& r = rows[i];

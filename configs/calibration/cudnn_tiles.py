@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""The implicit-GEMM tile of a cuDNN convolution, read off the names of the kernels it ran
+(written into conv rows by measure_hopper.py; `sim gpu-calibrate --conv` simulates that tile).
+
+Usage: configs/calibration/cudnn_tiles.py CONV_FILE...   adds (or refreshes) each row's tile
+from its "kernels", in place; needs no GPU.
+"""
+import json
+import re
+import sys
+
+SMEM_PER_BLOCK = 227 * 1024  # Hopper's opt-in shared memory per block
+
+
+def tile_from_kernels(kernels):
+    """The tile "TMxTNxTK:WARPS:STAGES" of the implicit GEMM that cuDNN ran, read off the kernel's
+    name, with TM along the output pixels and TN along the filters; None when no name says it.
+    What the names give: sm80_xmma ...tilesize{M}x{N}x{K}_stage{S}_warpsize{a}x{b}x{c} (a*b*c
+    warps; stage1, the loads-to-registers kernels, counts as 2); sm90_xmma ...tilesize{M}x{N}x{K}
+    _warpgroupsize{a}x{b}x{c} (4*a*b warps; stages not named: as many as the shared memory holds,
+    as CUTLASS 3's automatic stage count does); cutlass ..._{M}x{N}_{K}x{S}_nhwc (CUTLASS 2's
+    64x64-per-warp default: M*N/4096 warps, 4 to 8); nvjet_sm90_hsh_{N}x{M}_{K}x{S}_... (cuBLAS's
+    column-major orientation: the first size runs along the filters; two consumer warpgroups, 8
+    warps, as its cooperative and ping-pong kernels have)."""
+    for name in kernels:
+        m = re.search(r"sm80_xmma_fprop_implicit_gemm.*_tilesize(\d+)x(\d+)x(\d+)_stage(\d+)_warpsize(\d+)x(\d+)x(\d+)", name)
+        if m:
+            tm, tn, tk, st, a, b, c = map(int, m.groups())
+            return f"{tm}x{tn}x{tk}:{a * b * c}:{max(2, st)}"
+        m = re.search(r"sm90_xmma_fprop_implicit_gemm.*_tilesize(\d+)x(\d+)x(\d+)_warpgroupsize(\d+)x(\d+)x(\d+)", name)
+        if m:
+            tm, tn, tk, a, b, _ = map(int, m.groups())
+            return f"{tm}x{tn}x{tk}:{4 * a * b}:{max(2, min(64, SMEM_PER_BLOCK // ((tm + tn) * tk * 2)))}"
+        m = re.search(r"cutlass_tensorop_f16_s16816fprop_\w+?_(\d+)x(\d+)_(\d+)x(\d+)_nhwc", name)
+        if m:
+            tm, tn, tk, st = map(int, m.groups())
+            return f"{tm}x{tn}x{tk}:{min(8, max(4, tm * tn // 4096))}:{max(2, st)}"
+        m = re.search(r"nvjet_sm90_hsh_(\d+)x(\d+)_(\d+)x(\d+)_", name)
+        if m:
+            tn, tm, tk, st = map(int, m.groups())
+            return f"{tm}x{tn}x{tk}:8:{max(2, st)}"
+    return None
+
+
+def retile(paths):
+    """Adds (or refreshes) each conv row's tile from its kernels, in place."""
+    for path in paths:
+        with open(path) as f:
+            doc = json.load(f)
+        for row in doc["rows"]:
+            row.pop("tile", None)
+            tile = tile_from_kernels(row.get("kernels", []))
+            if tile:
+                row["tile"] = tile
+        with open(path, "w") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
+        print(f"{path}: {sum('tile' in r for r in doc['rows'])} of {len(doc['rows'])} rows have a tile")
+
+
+
+if __name__ == "__main__":
+    retile(sys.argv[1:])
