@@ -49,6 +49,7 @@ GpuParams GpuParams::read(const config::HwConfig& c) {
   p.transcendental_flops = positive(c, "gpu.transcendental_flops");
   p.mma_efficiency = fraction(c, "gpu.matmul.mma_efficiency");
   p.k_step_cycles = c.get_double("gpu.matmul.k_step_cycles");
+  p.loaded_latency_factor = positive(c, "gpu.matmul.loaded_latency_factor");
   p.hbm_bytes_per_cycle = positive(c, "gpu.hbm.bandwidth_gbps") * 1e9 * fraction(c, "gpu.hbm.efficiency") / hz;
   p.hbm_latency_cycles = positive(c, "gpu.hbm.latency_ns") * p.clock_ghz;
   p.l2_latency_cycles = positive(c, "gpu.l2.latency_ns") * p.clock_ghz;
@@ -118,7 +119,10 @@ MatmulTiming matmul_timing(const GpuParams& p, const MatmulTile& t, int slot_war
   // While one stage is consumed, the other stages - 1 are in flight: they hide a load latency
   // of (stages - 1) steps. Most loads hit in L2 (other tiles of the wave fetched the panel).
   const double miss = std::clamp(miss_share, 0.0, 1.0);
-  r.load_latency = p.l2_latency_cycles + miss * (p.hbm_latency_cycles - p.l2_latency_cycles);
+  // Every SM's tiles stream their stages at once: a load waits behind the others' in the L2
+  // slices and HBM queues, so it takes loaded_latency_factor x the idle latency.
+  r.load_latency =
+      p.loaded_latency_factor * (p.l2_latency_cycles + miss * (p.hbm_latency_cycles - p.l2_latency_cycles));
   r.latency_step = r.load_latency / static_cast<double>(r.stages - 1);
   double step = r.math_step;
   r.limiter = Limiter::Math;

@@ -38,6 +38,7 @@ struct GpuParams {
   double transcendental_flops = 4;
   double mma_efficiency = 0.8;
   double k_step_cycles = 40;            // fixed cost of one K iteration of a matmul tile
+  double loaded_latency_factor = 1;     // a matmul's pipelined loads see this x the idle latency
   double hbm_bytes_per_cycle = 1648;    // whole GPU, sustained (peak x efficiency)
   double hbm_latency_cycles = 1098;
   double l2_latency_cycles = 366;       // a load that hits in L2
@@ -105,6 +106,10 @@ inline const std::vector<config::ParamDecl>& GpuParams::params() {
       {"gpu.matmul.k_step_cycles", T::Double, "40", "cycles",
        "fixed cost of one K iteration of a matmul tile: stage barrier, pipeline advance (a smaller TK pays it more often)", {},
        r::delay},
+      {"gpu.matmul.loaded_latency_factor", T::Double, "1", "factor",
+       "latency of a matmul tile's pipelined loads over the idle L2 / HBM latency (every SM streams at once; "
+       "docs/gpu.md#matmul-the-tile-model)",
+       {}, r::rate},
       {"gpu.hbm.bandwidth_gbps", T::Double, "3350", "GB/s", "peak DRAM (HBM) bandwidth", {}, r::rate},
       {"gpu.hbm.efficiency", T::Double, "0.9", "fraction", "share of the peak a streaming copy sustains", {}, r::fraction},
       {"gpu.hbm.latency_ns", T::Double, "600", "ns", "latency of a load that misses to HBM; bounds what a warp's loads in flight can move",

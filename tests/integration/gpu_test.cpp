@@ -371,11 +371,12 @@ void expect_gemm_like_targets(const std::string& flag, const std::string& data_f
 
 // Triton GEMMs with fixed tiles (BM/BN/BK, warps, stages, row-major and grouped tile order) and
 // cuBLAS on the same shapes; dev: 8 shapes x 10 tiles, heldout: 7 other shapes x 8 other tiles.
-// Today (docs/gpu.md#measured-on-an-h200): Triton dev 9.3% / 41.8%, heldout 9.7% / 44.4%: the
-// median meets issue 11's 10%, the worst not its 30% (skinny M with small tiles, too fast).
-TEST(GpuCalibrate, HeldOutTritonTileGemmsOnH200MedianWithin10PercentWorstWithin45) {
-  expect_gemm_like_targets("gemm", "h200_triton_gemm.json", 118, 10.0, 45.0, "gemm_triton");
-  expect_gemm_like_targets("gemm", "h200_triton_gemm_heldout.json", 95, 10.0, 45.0, "gemm_triton");
+// Today (docs/gpu.md#measured-on-an-h200-held-out): Triton dev 9.1% / 31.6% (the loaded-latency
+// factor was fitted on it), heldout 9.6% / 38.9%: the median meets issue 11's 10%, the worst not
+// its 30%.
+TEST(GpuCalibrate, HeldOutTritonTileGemmsOnH200MedianWithin10PercentWorstWithin40) {
+  expect_gemm_like_targets("gemm", "h200_triton_gemm.json", 118, 10.0, 35.0, "gemm_triton");
+  expect_gemm_like_targets("gemm", "h200_triton_gemm_heldout.json", 95, 10.0, 40.0, "gemm_triton");
 }
 
 // cuBLAS rows: the best of the candidate tiles stands for cuBLAS's choice. The 1536 x 1536 x 12288
@@ -387,12 +388,12 @@ TEST(GpuCalibrate, CublasGemmsOnH200MedianWithin10Percent) {
 }
 
 // cuDNN convolutions as implicit GEMMs with the tile cuDNN's kernel names (configs/calibration/
-// cudnn_tiles.py). Heldout (VGG-16 and ResNet-50's strided layers at batch 4/16/64): 9.0% / 35.7%;
-// dev (ResNet-50 at batch 1/8/32): 17.2% / 69.3%, its worst the 7x7 first layer (cuDNN's special
+// cudnn_tiles.py). Heldout (VGG-16 and ResNet-50's strided layers at batch 4/16/64): 9.8% / 35.7%;
+// dev (ResNet-50 at batch 1/8/32): 14.1% / 62.7%, its worst the 7x7 first layer (cuDNN's special
 // first-layer kernels) and the small-batch layers, all too fast.
 TEST(GpuCalibrate, CudnnConvsOnH200HeldOutMedianWithin10PercentWorstWithin40) {
   expect_gemm_like_targets("conv", "h200_cudnn_conv_heldout.json", 30, 10.0, 40.0);
-  expect_gemm_like_targets("conv", "h200_cudnn_conv.json", 36, 20.0, 75.0);
+  expect_gemm_like_targets("conv", "h200_cudnn_conv.json", 36, 20.0, 70.0);
 }
 
 TEST(GpuCalibrate, HeldOutRowwiseKernelsOfOtherSizesOnH200MedianWithin10PercentWorstWithin30) {
