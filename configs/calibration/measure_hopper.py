@@ -8,7 +8,7 @@ in its input formats (docs/gpu.md#calibration):
                            shapes (kind gemm_cublas)
   <gpu>_cudnn_conv.json    fp16 cuDNN convolutions (NHWC, cudnn.benchmark) of ResNet-50's layer
                            shapes at batch 1, 8 and 32, with the kernels cuDNN ran
-  <gpu>_rowwise_ops.json   one-program-per-row Triton kernels (softmax, layer_norm, rms_norm,
+  <gpu>_triton_rowwise.json  one-program-per-row Triton kernels (softmax, layer_norm, rms_norm,
                            add) in fp32 and bf16, launched as Liger-Kernel launches them
 
 Times: median of triton.testing.do_bench (the L2 is flushed before every run). The device's
@@ -338,7 +338,7 @@ def measure_rowwise(outdir, meta):
                     rows.append(row)
                     print(kind, m, n, dtype_name, row.get("ms"), row.get("error", ""), flush=True)
                 del x, r, y, wv, bv, mean, rstd
-        write(outdir, "rowwise_ops.json", meta,
+        write(outdir, "triton_rowwise.json", meta,
               "One Triton program of `warps` warps per row of M x N (BLOCK = next power of two of N, "
               "warps as Liger-Kernel's calculate_settings); row_inputs / row_outputs: M x N tensors "
               "read / written; col_vectors: N-long weights; row_stats: M-long fp32 statistics.", rows)
