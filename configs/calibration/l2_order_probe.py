@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Runs the Triton GEMM of measure_hopper.py once per (tile, tile order) at 8192^3 so that Nsight
+Compute can read each launch's DRAM and L2 traffic: does row-major order cost HBM bytes or L2
+time? Run on the GPU machine, from configs/calibration:
+
+  ncu --clock-control none --metrics dram__bytes_read.sum,dram__bytes_write.sum,\
+lts__t_sector_hit_rate.pct,lts__t_sectors_op_read.sum,gpu__time_duration.sum \
+      --csv python3 l2_order_probe.py > probe.csv
+  python3 l2_order_probe.py --json probe.csv > h100_l2_order_probe.json
+"""
+import csv
+import json
+import sys
+
+CASES = [(64, 128, 64, 4, 3, 1), (64, 128, 64, 4, 3, 8), (128, 256, 64, 8, 3, 1), (128, 256, 64, 8, 3, 8),
+         (64, 64, 64, 4, 4, 1), (64, 64, 64, 4, 4, 8)]
+M = N = K = 8192
+
+
+def run():
+    import torch
+    import triton
+    from measure_hopper import matmul_kernel
+    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+    c = torch.empty(M, N, device="cuda", dtype=torch.float16)
+    for (bm, bn, bk, w, s, g) in CASES:
+        grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
+        matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+                            c.stride(1), BM=bm, BN=bn, BK=bk, GROUP_M=g, num_warps=w, num_stages=s)
+        torch.cuda.synchronize()
+
+
+def to_json(path):
+    """ncu's --csv output (one row per kernel launch and metric) -> one row per case."""
+    with open(path) as f:
+        lines = [l for l in f if l.startswith('"')]
+    rows = list(csv.DictReader(lines))
+    launches = sorted({int(r["ID"]) for r in rows})
+    out = []
+    for i, case in zip(launches, CASES):
+        bm, bn, bk, w, s, g = case
+        row = {"M": M, "N": N, "K": K, "tile": f"{bm}x{bn}x{bk}:{w}:{s}", "group_m": g}
+        for r in rows:
+            if int(r["ID"]) == i:
+                row[r["Metric Name"] + " (" + r["Metric Unit"] + ")"] = float(r["Metric Value"].replace(",", ""))
+        out.append(row)
+    json.dump({"meta": {"written_by": "configs/calibration/l2_order_probe.py", "tool": "ncu --clock-control none"},
+               "rows": out}, sys.stdout, indent=1)
+    print()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--json":
+        to_json(sys.argv[2])
+    else:
+        run()
