@@ -7,6 +7,8 @@ time? Run on the GPU machine, from configs/calibration:
 lts__t_sector_hit_rate.pct,lts__t_sectors_op_read.sum,gpu__time_duration.sum \
       --csv python3 l2_order_probe.py > probe.csv
   python3 l2_order_probe.py --json probe.csv > h100_l2_order_probe.json
+Then `build/sim gpu-calibrate --hw configs/gpu_h100.yaml --gemm configs/calibration/h100_l2_order_probe.json
+--csv c.csv` puts the model's HBM megabytes (hbm_mb) beside them.
 """
 import csv
 import json
@@ -44,6 +46,9 @@ def to_json(path):
         for r in rows:
             if int(r["ID"]) == i:
                 row[r["Metric Name"] + " (" + r["Metric Unit"] + ")"] = float(r["Metric Value"].replace(",", ""))
+        # The kernel's own duration as "ms": `sim gpu-calibrate --gemm` reads the file as it is
+        # (its hbm_mb column against dram__bytes_read.sum; the time has no launch in it).
+        row["ms"] = row["gpu__time_duration.sum (ns)"] / 1e6
         out.append(row)
     json.dump({"meta": {"written_by": "configs/calibration/l2_order_probe.py", "tool": "ncu --clock-control none"},
                "rows": out}, sys.stdout, indent=1)

@@ -116,31 +116,41 @@ std::string tile_name(const mapping::MatmulPlanSpec& t) {
          ":" + std::to_string(t.stages);
 }
 
-// Runs n simulations, each in its own forked child (one simulation per process); sim_one(i)
-// gives the predicted microseconds of candidate i, or a negative number when it does not fit.
-std::vector<double> simulate_forked(size_t n, int jobs, const std::function<double(size_t)>& sim_one) {
-  std::vector<double> predicted(n, -1);
+// One simulated kernel: its time and the bytes it moved to and from HBM.
+struct Simulated {
+  double us = -1;  // negative: the candidate does not fit
+  double hbm_bytes = 0;
+};
+
+// Runs n simulations, each in its own forked child (one simulation per process).
+std::vector<Simulated> simulate_forked(size_t n, int jobs, const std::function<Simulated(size_t)>& sim_one) {
+  std::vector<Simulated> predicted(n);
   sweep::PoolOptions pool;
   pool.jobs = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string failure;
   sweep::run_forked(
       n, pool,
       [&](size_t i) {
-        char b[64];
-        std::snprintf(b, sizeof b, "%.6f", sim_one(i));
+        const Simulated r = sim_one(i);
+        char b[96];
+        std::snprintf(b, sizeof b, "%.6f %.0f", r.us, r.hbm_bytes);
         return std::string(b);
       },
       [&](const sweep::TaskOutcome& out) {
-        if (out.ok) predicted[out.index] = std::stod(out.payload);
-        else if (failure.empty()) failure = out.payload;
+        if (!out.ok) {
+          if (failure.empty()) failure = out.payload;
+          return;
+        }
+        std::istringstream in(out.payload);
+        in >> predicted[out.index].us >> predicted[out.index].hbm_bytes;
       });
   if (!failure.empty()) throw InternalError("gpu-calibrate: a simulation failed: " + failure);
   return predicted;
 }
 
-double simulated_us(const gpu::Program& p, const models::GpuParams& params) {
+Simulated simulate_one(const gpu::Program& p, const models::GpuParams& params) {
   const mapping::GpuSimResult sim = engine::simulate_gpu({p}, params);
-  return sim.end_cycles / sim.clock_mhz;
+  return {sim.end_cycles / sim.clock_mhz, sim.ranks.empty() ? 0.0 : sim.ranks[0].hbm_bytes};
 }
 
 void print_error_summary(std::vector<double> errors) {
@@ -162,6 +172,7 @@ struct GemmProblem {
 
 struct BestTile {
   double us = -1;  // negative: no tile fits
+  double hbm_bytes = 0;
   std::string tile;
 };
 
@@ -183,23 +194,24 @@ std::vector<BestTile> best_tiles(const std::vector<GemmProblem>& problems, const
   for (size_t i = 0; i < problems.size(); ++i)
     for (size_t t = 0; t < problems[i].tiles.size(); ++t) jobs.emplace_back(i, t);
   const int64_t smem_limit = params.smem_per_block_bytes - frontends::kArkSmemReservedBytes;
-  const std::vector<double> predicted = simulate_forked(jobs.size(), o.jobs, [&](size_t j) {
+  const std::vector<Simulated> predicted = simulate_forked(jobs.size(), o.jobs, [&](size_t j) -> Simulated {
     const GemmProblem& g = problems[jobs[j].first];
     mapping::MatmulPlanSpec s = g.tiles[jobs[j].second];
     s.m = g.m, s.n = g.n, s.k = g.k, s.a_rows = g.a_rows, s.group_m = g.group_m, s.dtype = g.dtype;
     s.sram_bytes = s.stages * (s.tm + s.tn) * s.tk * gpu::data_type_bytes(g.dtype);
-    if (s.sram_bytes > smem_limit) return -1.0;
+    if (s.sram_bytes > smem_limit) return {};
     // Occupancy: as many tiles per SM as its warps, shared memory and registers hold.
     models::MatmulTile tile;
     tile.tm = s.tm, tile.tn = s.tn, tile.tk = s.tk, tile.in_type = g.dtype;
     s.slots = models::matmul_tiles_per_sm(params, tile, s.warps, s.stages, smem_limit);
-    return simulated_us(mapping::single_matmul_plan(s, params.num_sms, smem_limit), params);
+    return simulate_one(mapping::single_matmul_plan(s, params.num_sms, smem_limit), params);
   });
   std::vector<BestTile> best(problems.size());
   for (size_t j = 0; j < jobs.size(); ++j) {
     BestTile& b = best[jobs[j].first];
-    const double v = predicted[j];
-    if (v > 0 && (b.us <= 0 || v < b.us)) b.us = v, b.tile = tile_name(problems[jobs[j].first].tiles[jobs[j].second]);
+    const Simulated& v = predicted[j];
+    if (v.us > 0 && (b.us <= 0 || v.us < b.us))
+      b.us = v.us, b.hbm_bytes = v.hbm_bytes, b.tile = tile_name(problems[jobs[j].first].tiles[jobs[j].second]);
   }
   return best;
 }
@@ -222,7 +234,7 @@ int run_calibrate_gemm(const GpuCliOptions& o, const models::GpuParams& params) 
     if (best[ri].us <= 0)
       throw InputError(o.gemm, rows[ri].pointer + (rows[ri].tile.empty() ? "" : "/tile"), "no tile fits the shared memory");
   std::ostringstream csv;
-  csv << "M,N,K,measured_us,predicted_us,error_pct,tile,group_m\n";
+  csv << "M,N,K,measured_us,predicted_us,error_pct,tile,group_m,hbm_mb\n";
   std::printf("%-7s %-7s %-7s %12s %12s %8s  %s\n", "M", "N", "K", "measured_us", "predicted_us", "error", "tile (given, or best)");
   std::vector<double> errors;
   for (size_t ri = 0; ri < rows.size(); ++ri) {
@@ -234,7 +246,7 @@ int run_calibrate_gemm(const GpuCliOptions& o, const models::GpuParams& params) 
                 static_cast<long long>(r.n), static_cast<long long>(r.k), r.measured_us, best[ri].us, err,
                 best[ri].tile.c_str(), order.c_str());
     csv << r.m << "," << r.n << "," << r.k << "," << r.measured_us << "," << best[ri].us << "," << err << ","
-        << best[ri].tile << "," << r.group_m << "\n";
+        << best[ri].tile << "," << r.group_m << "," << best[ri].hbm_bytes / 1e6 << "\n";
   }
   print_error_summary(errors);
   if (!o.cal_csv.empty()) write_output(o.cal_csv, csv.str());
@@ -262,7 +274,7 @@ int run_calibrate_conv(const GpuCliOptions& o, const models::GpuParams& params) 
     if (best[i].us <= 0)
       throw InputError(o.conv, rows[i].pointer + (rows[i].tile.empty() ? "" : "/tile"), "no tile fits the shared memory");
   std::ostringstream csv;
-  csv << "layer,N,C,H,W,K,R,S,stride,pad,dtype,gemm_m,gemm_n,gemm_k,measured_us,predicted_us,error_pct,tile\n";
+  csv << "layer,N,C,H,W,K,R,S,stride,pad,dtype,gemm_m,gemm_n,gemm_k,measured_us,predicted_us,error_pct,tile,hbm_mb\n";
   std::printf("%-12s %4s %5s %4s %5s %2s %2s %5s %12s %12s %8s  %s\n", "layer", "N", "C", "H", "K", "RS", "st", "dtype",
               "measured_us", "predicted_us", "error", "tile (given, or best)");
   std::vector<double> errors;
@@ -277,7 +289,8 @@ int run_calibrate_conv(const GpuCliOptions& o, const models::GpuParams& params) 
                 r.dtype_name.c_str(), r.measured_us, best[i].us, err, best[i].tile.c_str());
     csv << r.layer << "," << r.n << "," << r.c << "," << r.h << "," << r.w << "," << r.k << "," << r.r << "," << r.s << ","
         << r.stride << "," << r.pad << "," << r.dtype_name << "," << g.m << "," << g.n << "," << g.k << ","
-        << r.measured_us << "," << best[i].us << "," << err << "," << best[i].tile << "\n";
+        << r.measured_us << "," << best[i].us << "," << err << "," << best[i].tile << "," << best[i].hbm_bytes / 1e6
+        << "\n";
   }
   print_error_summary(errors);
   if (!o.cal_csv.empty()) write_output(o.cal_csv, csv.str());
@@ -316,9 +329,11 @@ int run_calibrate_ops(const GpuCliOptions& o, const models::GpuParams& params) {
     s.programs_per_sm = models::rowwise_programs_per_sm(params, s.warps, (s.row_inputs + s.col_vectors) * per_thread);
     rows.push_back(row);
   }
-  const std::vector<double> predicted = simulate_forked(rows.size(), o.jobs, [&](size_t i) {
-    return simulated_us(mapping::single_rowwise_plan(rows[i].spec, params.num_sms), params);
-  });
+  std::vector<double> predicted;
+  for (const Simulated& r : simulate_forked(rows.size(), o.jobs, [&](size_t i) {
+         return simulate_one(mapping::single_rowwise_plan(rows[i].spec, params.num_sms), params);
+       }))
+    predicted.push_back(r.us);
   std::ostringstream csv;
   csv << "kind,M,N,dtype,warps,measured_us,predicted_us,error_pct,programs_per_sm\n";
   std::printf("%-20s %-7s %-7s %-5s %5s %12s %12s %8s  %s\n", "kind", "M", "N", "dtype", "warps", "measured_us",
