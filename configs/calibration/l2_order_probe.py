@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Runs the Triton GEMM of measure_hopper.py once per (tile, tile order) at 8192^3 so that Nsight
+"""Runs the Triton GEMM of measure_hopper.py once per case (shape, tile, tile order) so that Nsight
 Compute can read each launch's DRAM and L2 traffic: does row-major order cost HBM bytes or L2
-time? Run on the GPU machine, from configs/calibration:
+time? Run on the GPU machine, from configs/calibration (PROBE_SET=order, the default, or reuse):
 
   ncu --clock-control none --metrics dram__bytes_read.sum,dram__bytes_write.sum,\
 lts__t_sector_hit_rate.pct,lts__t_sectors_op_read.sum,gpu__time_duration.sum \
@@ -12,21 +12,30 @@ Then `build/sim gpu-calibrate --hw configs/gpu_h100.yaml --gemm configs/calibrat
 """
 import csv
 import json
+import os
 import sys
 
-CASES = [(64, 128, 64, 4, 3, 1), (64, 128, 64, 4, 3, 8), (128, 256, 64, 8, 3, 1), (128, 256, 64, 8, 3, 8),
-         (64, 64, 64, 4, 4, 1), (64, 64, 64, 4, 4, 8)]
-M = N = K = 8192
+# (M, N, K, BM, BN, BK, warps, stages, group_m). Set "order": tile order at 8192^3. Set "reuse":
+# row-major tiles of 1-3 per SM on B panels larger and smaller than the L2.
+SETS = {
+    "order": [(8192, 8192, 8192) + t for t in [(64, 128, 64, 4, 3, 1), (64, 128, 64, 4, 3, 8),
+                                                (128, 256, 64, 8, 3, 1), (128, 256, 64, 8, 3, 8),
+                                                (64, 64, 64, 4, 4, 1), (64, 64, 64, 4, 4, 8)]],
+    "reuse": [s + t for s in [(512, 11008, 4096), (2048, 8192, 8192), (4096, 4096, 4096), (8192, 4096, 4096),
+                              (8192, 2048, 8192)]
+              for t in [(64, 64, 64, 4, 4, 1), (64, 128, 64, 4, 3, 1), (128, 128, 64, 4, 4, 1), (128, 64, 64, 4, 4, 1)]],
+}
+CASES = SETS[os.environ.get("PROBE_SET", "order")]
 
 
 def run():
     import torch
     import triton
     from measure_hopper import matmul_kernel
-    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
-    b = torch.randn(K, N, device="cuda", dtype=torch.float16)
-    c = torch.empty(M, N, device="cuda", dtype=torch.float16)
-    for (bm, bn, bk, w, s, g) in CASES:
+    for (M, N, K, bm, bn, bk, w, s, g) in CASES:
+        a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+        b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+        c = torch.empty(M, N, device="cuda", dtype=torch.float16)
         grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
         matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
                             c.stride(1), BM=bm, BN=bn, BK=bk, GROUP_M=g, num_warps=w, num_stages=s)
@@ -41,7 +50,7 @@ def to_json(path):
     launches = sorted({int(r["ID"]) for r in rows})
     out = []
     for i, case in zip(launches, CASES):
-        bm, bn, bk, w, s, g = case
+        M, N, K, bm, bn, bk, w, s, g = case
         row = {"M": M, "N": N, "K": K, "tile": f"{bm}x{bn}x{bk}:{w}:{s}", "group_m": g}
         for r in rows:
             if int(r["ID"]) == i:
