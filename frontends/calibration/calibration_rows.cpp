@@ -72,6 +72,7 @@ std::vector<GemmRow> parse_gemm_rows(const json::Json& doc, const std::string& s
     row.pointer = r.pointer();
     row.tile = optional_tile(r);
     if (r.find("group_m")) row.group_m = r.at("group_m").as_int_in(1, 1 << 20);
+    if (r.find("kind")) row.kind = r.get_string("kind");
     rows.push_back(row);
   }
   return rows;

@@ -25,6 +25,7 @@ struct GemmRow {
   double measured_us = 0;
   std::string tile;     // the kernel's fixed tile ("" : the library chose; the best candidate stands in)
   int64_t group_m = 1;  // tile order: 1 row-major, G: Triton's grouped order (G tile rows at a time)
+  std::string kind;     // what measured it ("gemm_triton", "gemm_cublas"), if the row says
   std::string pointer;  // "/rows/3"
 };
 
@@ -54,7 +55,7 @@ struct RowKernelRow {
   std::string pointer;  // "/rows/3", for messages about the row as a whole
 };
 
-// rows[]: M, N, K (1 .. 2^31) and ms (> 0); optional tile (as TileText) and group_m (1 .. 2^20).
+// rows[]: M, N, K (1 .. 2^31) and ms (> 0); optional tile (as TileText), group_m (1 .. 2^20), kind.
 std::vector<GemmRow> parse_gemm_rows(const json::Json& doc, const std::string& source);
 // rows[]: N, C, H, W, K, R, S (1 .. 2^20), stride (1 .. 64), pad (0 .. 64), dtype (fp32, fp16,
 // bf16), ms (> 0), optional layer and tile (as TileText); the kernel fits the padded input and the implicit GEMM's

@@ -153,11 +153,23 @@ Simulated simulate_one(const gpu::Program& p, const models::GpuParams& params) {
   return {sim.end_cycles / sim.clock_mhz, sim.ranks.empty() ? 0.0 : sim.ranks[0].hbm_bytes};
 }
 
-void print_error_summary(std::vector<double> errors) {
+// "median |error| over N rows: M%, worst W%" (prefix: what the rows are, e.g. "kind gemm_triton: ").
+void print_error_summary(std::vector<double> errors, const std::string& prefix = "") {
   std::sort(errors.begin(), errors.end());
   const size_t n = errors.size();
   const double median = n == 0 ? 0 : (n % 2 ? errors[n / 2] : (errors[n / 2 - 1] + errors[n / 2]) / 2);
-  std::printf("median |error| over %zu rows: %.1f%%, worst %.1f%%\n", n, median, n ? errors.back() : 0.0);
+  std::printf("%smedian |error| over %zu rows: %.1f%%, worst %.1f%%\n", prefix.c_str(), n, median,
+              n ? errors.back() : 0.0);
+}
+
+// Rows of several kinds (Triton tiles and cuBLAS in one file): a summary per kind first, then
+// the whole (the last line stays the summary of every row).
+void print_error_summaries(const std::vector<double>& errors, const std::vector<std::string>& kinds) {
+  std::map<std::string, std::vector<double>> by_kind;
+  for (size_t i = 0; i < errors.size(); ++i) by_kind[kinds[i]].push_back(errors[i]);
+  if (by_kind.size() > 1)
+    for (const auto& [kind, e] : by_kind) print_error_summary(e, "kind " + (kind.empty() ? "(none)" : kind) + ": ");
+  print_error_summary(errors);
 }
 
 // One GEMM to predict: its sizes and the tiles that may run it (one when the kernel's tile is
@@ -248,7 +260,9 @@ int run_calibrate_gemm(const GpuCliOptions& o, const models::GpuParams& params) 
     csv << r.m << "," << r.n << "," << r.k << "," << r.measured_us << "," << best[ri].us << "," << err << ","
         << best[ri].tile << "," << r.group_m << "," << best[ri].hbm_bytes / 1e6 << "\n";
   }
-  print_error_summary(errors);
+  std::vector<std::string> kinds;
+  for (const frontends::GemmRow& r : rows) kinds.push_back(r.kind);
+  print_error_summaries(errors, kinds);
   if (!o.cal_csv.empty()) write_output(o.cal_csv, csv.str());
   return kOk;
 }

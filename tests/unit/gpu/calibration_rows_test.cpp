@@ -59,7 +59,7 @@ TEST(CalibrationRows, GemmRowsNeedPositiveSizesAndTimes) {
 
 TEST(CalibrationRows, GemmRowsKeepTheirTileAndTileOrder) {
   const auto rows = frontends::parse_gemm_rows(
-      json::parse_text(R"({"rows":[{"M":8,"N":8,"K":8,"ms":1},{"M":8,"N":8,"K":8,"ms":1,"tile":"64x128x32:4:4","group_m":8}]})",
+      json::parse_text(R"({"rows":[{"M":8,"N":8,"K":8,"ms":1},{"M":8,"N":8,"K":8,"ms":1,"tile":"64x128x32:4:4","group_m":8,"kind":"gemm_triton"}]})",
                        "g.json"),
       "g.json");
   ASSERT_EQ(rows.size(), 2u);
@@ -67,6 +67,8 @@ TEST(CalibrationRows, GemmRowsKeepTheirTileAndTileOrder) {
   EXPECT_EQ(rows[0].group_m, 1);
   EXPECT_EQ(rows[1].tile, "64x128x32:4:4");
   EXPECT_EQ(rows[1].group_m, 8);
+  EXPECT_EQ(rows[1].kind, "gemm_triton");
+  EXPECT_EQ(rows[0].kind, "");
   EXPECT_EQ(rows[1].pointer, "/rows/1");
   frontends::TileText t;
   ASSERT_TRUE(frontends::parse_tile_text("64x128x32:4", &t));
