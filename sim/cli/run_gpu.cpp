@@ -113,7 +113,7 @@ mapping::MatmulPlanSpec parse_tile(const std::string& s, const std::string& wher
 
 std::string tile_name(const mapping::MatmulPlanSpec& t) {
   return std::to_string(t.tm) + "x" + std::to_string(t.tn) + "x" + std::to_string(t.tk) + ":" + std::to_string(t.warps) +
-         ":" + std::to_string(t.stages);
+         ":" + std::to_string(t.stages) + (t.split_k > 1 ? " split-K " + std::to_string(t.split_k) : "");
 }
 
 // One simulated kernel: its time and the bytes it moved to and from HBM.
@@ -190,12 +190,21 @@ struct BestTile {
 
 // Default candidates: ARK's 128x256 tile and smaller ones, each with 3 stages and with a deeper
 // pipeline (libraries pick 4-7 stages for skinny, latency-bound shapes).
+// Libraries also split K when the tiles do not fill the SMs (cuBLAS's split-K): 128x128 and
+// 64x128 tiles in 2 and 4 parts, 128x256 in 2, are candidates too.
 std::vector<mapping::MatmulPlanSpec> candidate_tiles(const GpuCliOptions& o) {
   static const std::vector<std::string> defaults{"128x256x64:8:3", "256x128x64:8:3", "128x128x64:4:3", "128x64x64:4:3",
                                                  "64x128x64:4:3",  "64x64x64:4:3",   "128x128x64:4:4", "128x64x64:4:5",
                                                  "64x128x64:4:5",  "64x64x64:4:6"};
+  static const std::vector<std::pair<std::string, int>> splits{
+      {"128x128x64:4:3", 2}, {"128x128x64:4:3", 4}, {"128x256x64:8:3", 2}, {"64x128x64:4:5", 2}, {"64x128x64:4:5", 4}};
   std::vector<mapping::MatmulPlanSpec> tiles;
   for (const std::string& t : o.tiles.empty() ? defaults : o.tiles) tiles.push_back(parse_tile(t));
+  if (o.tiles.empty())
+    for (const auto& [t, split] : splits) {
+      tiles.push_back(parse_tile(t));
+      tiles.back().split_k = split;
+    }
   return tiles;
 }
 
@@ -212,6 +221,10 @@ std::vector<BestTile> best_tiles(const std::vector<GemmProblem>& problems, const
     s.m = g.m, s.n = g.n, s.k = g.k, s.a_rows = g.a_rows, s.group_m = g.group_m, s.dtype = g.dtype;
     s.sram_bytes = s.stages * (s.tm + s.tn) * s.tk * gpu::data_type_bytes(g.dtype);
     if (s.sram_bytes > smem_limit) return {};
+    // A split needs equal parts of at least one K step; an implicit GEMM is not split.
+    if (s.split_k > 1 && (g.a_rows > 0 || g.k % s.split_k != 0 || g.k / s.split_k < s.tk)) return {};
+    // The sum's 4-warp programs hold `split` fp32 values per output column and thread.
+    s.sum_programs_per_sm = models::rowwise_programs_per_sm(params, 4, s.split_k * ((g.n + 127) / 128));
     // Occupancy: as many tiles per SM as its warps, shared memory and registers hold.
     models::MatmulTile tile;
     tile.tm = s.tm, tile.tn = s.tn, tile.tk = s.tk, tile.in_type = g.dtype;

@@ -174,32 +174,36 @@ gpu::Tensor fresh_tensor(gpu::Program& p, int64_t rows, int64_t cols, gpu::DataT
   return t;
 }
 
-// Makes `op` the plan's only TaskInfo: its config.num_tasks tasks over [0, min(num_sms, tasks))
-// processors, `slots` slots of the op's warps and SRAM on each, NumWarpsPerProcessor `wpp`.
+// Appends `op` as the plan's next TaskInfo and processor group: its config.num_tasks tasks over
+// [0, min(num_sms, tasks)) processors, `slots` slots of the op's warps and SRAM on each;
+// NumWarpsPerProcessor at least `wpp`. A group after the first waits at the barrier ARK puts
+// between overlapping groups.
 void place_single_op(gpu::Program& p, gpu::Op op, int num_sms, int64_t slots, int wpp) {
   const gpu::OpConfig& c = op.config;
-  op.pointer = "/TaskInfos/0/Ops/0";
+  const std::string ti = std::to_string(p.task_infos.size()), pi = std::to_string(p.processor_groups.size());
+  op.pointer = "/TaskInfos/" + ti + "/Ops/0";
   gpu::TaskInfo t;
+  t.id = static_cast<int64_t>(p.task_infos.size());
   t.num_warps = c.num_warps;
   t.sram_bytes = c.sram_bytes;
   t.num_tasks = c.num_tasks;
-  t.pointer = "/TaskInfos/0";
+  t.pointer = "/TaskInfos/" + ti;
   t.ops.push_back(op);
   p.task_infos.push_back(t);
   const int64_t procs = std::min<int64_t>(num_sms, t.num_tasks);
   gpu::ResourceGroup rg;
-  rg.pointer = "/ProcessorGroups/0/ResourceGroups/0";
+  rg.pointer = "/ProcessorGroups/" + pi + "/ResourceGroups/0";
   rg.processor_range = {0, procs, 1};
   rg.warp_range = {0, slots * t.num_warps, 1};
   rg.sram_range = {0, slots * t.sram_bytes, 1};
-  rg.task_groups.push_back({0, {0, t.num_tasks, 1}, 1, rg.pointer + "/TaskGroups/0"});
+  rg.task_groups.push_back({t.id, {0, t.num_tasks, 1}, 1, rg.pointer + "/TaskGroups/0"});
   gpu::ProcessorGroup pg;
-  pg.pointer = "/ProcessorGroups/0";
+  pg.pointer = "/ProcessorGroups/" + pi;
   pg.processor_range = rg.processor_range;
   pg.resource_groups.push_back(rg);
   p.processor_groups.push_back(pg);
-  p.num_processors = static_cast<int>(procs);
-  p.num_warps_per_processor = wpp;
+  p.num_processors = std::max(p.num_processors, static_cast<int>(procs));
+  p.num_warps_per_processor = std::max(p.num_warps_per_processor, wpp);
   gpu::derive_costs(p);
 }
 
@@ -213,9 +217,12 @@ gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t sm
   gpu::Op op;
   op.type = gpu::OpType::Matmul;
   op.name = "matmul";
+  const int64_t split = std::max<int64_t>(1, s.split_k), k_part = s.k / split;
+  if (split > 1 && (s.k % split != 0 || s.a_rows > 0)) throw InternalError("single_matmul_plan: bad split-K spec");
   op.read_tensors = {fresh_tensor(p, s.a_rows > 0 ? std::min(s.a_rows, s.m) : s.m, s.k, s.dtype),
                      fresh_tensor(p, s.k, s.n, s.dtype)};
-  op.write_tensors = {fresh_tensor(p, s.m, s.n, s.dtype)};
+  // Split-K: `split` partial products (fp32, as cuBLAS's workspace) of K / split each.
+  op.write_tensors = {split > 1 ? fresh_tensor(p, split * s.m, s.n, gpu::DataType::FP32) : fresh_tensor(p, s.m, s.n, s.dtype)};
   op.result_tensors = op.write_tensors;
   for (const char* a : {"TransposeInput", "TransposeOther"}) {
     gpu::ArgValue v;
@@ -225,18 +232,37 @@ gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t sm
   gpu::MatmulShape ms;
   ms.m = s.m;
   ms.n = s.n;
-  ms.k = s.k;
+  ms.k = k_part;
+  ms.batch = split;
   op.matmul = ms;
   op.config.present = true;
   op.config.num_warps = s.warps;
   op.config.sram_bytes = s.sram_bytes;
   op.config.tile_shape_mnk = std::array<int64_t, 3>{s.tm, s.tn, s.tk};
   op.config.tile_group_m = s.group_m;
-  op.config.num_tasks = ceil_div(s.m, s.tm) * ceil_div(s.n, s.tn);
+  op.config.num_tasks = ceil_div(s.m, s.tm) * ceil_div(s.n, s.tn) * split;
   const int wpp = s.slots > 0 ? static_cast<int>(s.slots) * s.warps : std::max(s.warps, s.warps_per_processor);
   int64_t slots = wpp / s.warps;
   if (s.sram_bytes > 0) slots = std::min<int64_t>(slots, smem_limit / s.sram_bytes);
   place_single_op(p, op, num_sms, std::max<int64_t>(1, slots), wpp);
+  if (split > 1) {
+    // Then the partials are summed into C: one program of 4 warps per row of C reads its `split`
+    // fp32 rows and writes one (split - 1 adds per element).
+    gpu::Op sum;
+    sum.type = gpu::OpType::Mul;  // element-wise: each task reads and writes its share once
+    sum.name = "split_k_sum";
+    sum.read_tensors = {p.task_infos[0].ops[0].write_tensors[0]};
+    sum.write_tensors = {fresh_tensor(p, s.m, s.n, s.dtype)};
+    sum.result_tensors = sum.write_tensors;
+    sum.config.present = true;
+    sum.config.num_warps = 4;
+    sum.config.num_tasks = s.m;
+    place_single_op(p, sum, num_sms, std::max<int64_t>(1, s.sum_programs_per_sm), static_cast<int>(4 * s.sum_programs_per_sm));
+    gpu::Op& o = p.task_infos[1].ops[0];
+    o.cost.flops = (split - 1) * s.m * s.n;
+    o.task_cost.flops = (split - 1) * s.n;
+    p.task_infos[1].task_cost.flops = o.task_cost.flops;
+  }
   return p;
 }
 

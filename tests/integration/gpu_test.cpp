@@ -391,12 +391,12 @@ TEST(GpuCalibrate, HeldOutTritonTileGemmsOnH200MedianWithin10PercentWorstWithin4
   expect_gemm_like_targets("gemm", "h200_triton_gemm_heldout.json", 95, 10.0, 40.0, "gemm_triton");
 }
 
-// cuBLAS rows: the best of the candidate tiles stands for cuBLAS's choice. The 1536 x 1536 x 12288
-// and 3072^3 rows of the heldout set (+53%, +34%) are the stream-K / split-K shapes the model
-// does not have.
+// cuBLAS rows: the best of the candidate tiles (split-K ones included) stands for cuBLAS's
+// choice. The worst, 3072^3 (+34%), and 1536 x 1536 x 12288 (+31%, split-K 4) are where cuBLAS's
+// stream-K does better than whole splits.
 TEST(GpuCalibrate, CublasGemmsOnH200MedianWithin10Percent) {
   expect_gemm_like_targets("gemm", "h200_triton_gemm.json", 118, 10.0, 15.0, "gemm_cublas");
-  expect_gemm_like_targets("gemm", "h200_triton_gemm_heldout.json", 95, 10.0, 55.0, "gemm_cublas");
+  expect_gemm_like_targets("gemm", "h200_triton_gemm_heldout.json", 95, 10.0, 40.0, "gemm_cublas");
 }
 
 // cuDNN convolutions as implicit GEMMs with the tile cuDNN's kernel names (configs/calibration/
@@ -415,13 +415,13 @@ TEST(GpuCalibrate, HeldOutRowwiseKernelsOfOtherSizesOnH200MedianWithin10PercentW
 // The same programs measured on an "NVIDIA H100 80GB HBM3" (configs/calibration/h100_*: both sets
 // are held out for configs/gpu_h100.yaml, whose loaded-latency factor was fitted on the H200's
 // dev rows). Today: Triton heldout 9.7% / 31.0%, dev 9.9% / 40.7% (row-major small tiles at
-// 8192^3, too fast); cuBLAS dev 4.3% / 15.1%, heldout 8.0% / 55.9% (stream-K shapes); convolutions
+// 8192^3, too fast); cuBLAS dev 4.3% / 15.1%, heldout 8.0% / 34.1% (stream-K shapes); convolutions
 // heldout 13.9% / 37.3%, dev 13.0% / 65.4%; row-wise 1.5% / 13.3% and 1.3% / 10.0%.
 TEST(GpuCalibrate, KernelsMeasuredOnTheH100AgainstItsConfiguration) {
   expect_gemm_like_targets("gemm", "h100_triton_gemm_heldout.json", 95, 10.0, 35.0, "gemm_triton");
   expect_gemm_like_targets("gemm", "h100_triton_gemm.json", 118, 10.0, 45.0, "gemm_triton");
   expect_gemm_like_targets("gemm", "h100_triton_gemm.json", 118, 10.0, 20.0, "gemm_cublas");
-  expect_gemm_like_targets("gemm", "h100_triton_gemm_heldout.json", 95, 10.0, 60.0, "gemm_cublas");
+  expect_gemm_like_targets("gemm", "h100_triton_gemm_heldout.json", 95, 10.0, 40.0, "gemm_cublas");
   expect_gemm_like_targets("conv", "h100_cudnn_conv_heldout.json", 30, 15.0, 40.0);
   expect_gemm_like_targets("conv", "h100_cudnn_conv.json", 36, 15.0, 70.0);
   expect_rowwise_targets("gpu_h100", "h100_triton_rowwise.json", 3350, 48);

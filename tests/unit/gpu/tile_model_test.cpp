@@ -154,3 +154,28 @@ TEST(GpuTileModel, GroupedOrderReadsFewerPanelsPerWaveWhenBExceedsTheL2) {
   EXPECT_DOUBLE_EQ(misses(1), 20 * panel);
   EXPECT_DOUBLE_EQ(misses(2), 12 * panel);
 }
+
+TEST(GpuTileModel, SplitKPlansPartialProductsThenTheirSum) {
+  // C[256,512] = A[256,1024] x B[1024,512] in 128x128 tiles split in 2: 2 x 4 tiles x 2 parts of
+  // K = 512 each, writing 2 fp32 partials of 256 x 512; then 256 row programs sum them into C.
+  mapping::MatmulPlanSpec s;
+  s.m = 256, s.n = 512, s.k = 1024;
+  s.tm = s.tn = 128, s.tk = 64, s.warps = 4, s.stages = 3, s.sram_bytes = 3 * 256 * 64 * 2, s.slots = 1;
+  s.split_k = 2;
+  const gpu::Program p = mapping::single_matmul_plan(s, 132, 227 * 1024);
+  ASSERT_EQ(p.task_infos.size(), 2u);
+  ASSERT_EQ(p.processor_groups.size(), 2u);
+  const gpu::Op& mm = p.task_infos[0].ops[0];
+  EXPECT_EQ(p.task_infos[0].num_tasks, 2 * 4 * 2);
+  EXPECT_EQ(mm.matmul->k, 512);
+  EXPECT_EQ(mm.matmul->batch, 2);
+  EXPECT_EQ(mm.write_tensors[0].bytes(), 2 * 256 * 512 * 4);
+  const gpu::Op& sum = p.task_infos[1].ops[0];
+  EXPECT_EQ(p.task_infos[1].num_tasks, 256);
+  EXPECT_EQ(sum.read_tensors[0].buffer_id, mm.write_tensors[0].buffer_id);  // it reads the partials
+  EXPECT_EQ(sum.write_tensors[0].bytes(), 256 * 512 * 2);
+  EXPECT_EQ(sum.cost.flops, 256 * 512);  // one add per element of C
+  // K must split into equal parts.
+  s.k = 1001;
+  EXPECT_THROW(mapping::single_matmul_plan(s, 132, 227 * 1024), InternalError);
+}
