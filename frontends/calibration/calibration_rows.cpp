@@ -32,6 +32,17 @@ gpu::DataType parse_dtype(const json::Cursor& row, std::string* name) {
   return gpu::DataType::BF16;
 }
 
+// A row's "tile" (the kernel's own), checked; "" when absent.
+std::string optional_tile(const json::Cursor& row) {
+  if (!row.find("tile")) return "";
+  const std::string tile = row.get_string("tile");
+  TileText t;
+  if (!parse_tile_text(tile, &t))
+    row.at("tile").fail("expected TMxTNxTK:WARPS[:STAGES] (sizes up to 65536, 2-64 stages), e.g. 128x256x64:8:3");
+  return tile;
+}
+
+
 }  // namespace
 
 bool parse_tile_text(const std::string& s, TileText* out) {
@@ -45,20 +56,6 @@ bool parse_tile_text(const std::string& s, TileText* out) {
   *out = {tm, tn, tk, w, stages};
   return true;
 }
-
-namespace {
-
-// A row's "tile" (the kernel's own), checked; "" when absent.
-std::string optional_tile(const json::Cursor& row) {
-  if (!row.find("tile")) return "";
-  const std::string tile = row.get_string("tile");
-  TileText t;
-  if (!parse_tile_text(tile, &t))
-    row.at("tile").fail("expected TMxTNxTK:WARPS[:STAGES] (sizes up to 65536, 2-64 stages), e.g. 128x256x64:8:3");
-  return tile;
-}
-
-}  // namespace
 
 std::vector<GemmRow> parse_gemm_rows(const json::Json& doc, const std::string& source) {
   json::Cursor root(doc, source);

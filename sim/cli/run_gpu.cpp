@@ -180,7 +180,18 @@ struct GemmProblem {
   int64_t group_m = 1;
   gpu::DataType dtype = gpu::DataType::FP16;
   std::vector<mapping::MatmulPlanSpec> tiles;
+  std::string file, pointer;  // the row, blamed when no tile fits
+  bool own_tile = false;      // the row named its kernel's tile
 };
+
+// A measured row's problem with its own tile (what ran) or, without one, the candidates.
+GemmProblem row_problem(const std::string& tile, const std::vector<mapping::MatmulPlanSpec>& candidates,
+                        const std::string& file, const std::string& pointer) {
+  GemmProblem g;
+  g.file = file, g.pointer = pointer, g.own_tile = !tile.empty();
+  g.tiles = tile.empty() ? candidates : std::vector<mapping::MatmulPlanSpec>{parse_tile(tile, file, pointer + "/tile")};
+  return g;
+}
 
 struct BestTile {
   double us = -1;  // negative: no tile fits
@@ -238,6 +249,10 @@ std::vector<BestTile> best_tiles(const std::vector<GemmProblem>& problems, const
     if (v.us > 0 && (b.us <= 0 || v.us < b.us))
       b.us = v.us, b.hbm_bytes = v.hbm_bytes, b.tile = tile_name(problems[jobs[j].first].tiles[jobs[j].second]);
   }
+  for (size_t i = 0; i < problems.size(); ++i)
+    if (best[i].us <= 0)
+      throw InputError(problems[i].file, problems[i].pointer + (problems[i].own_tile ? "/tile" : ""),
+                       "no tile fits the shared memory");
   return best;
 }
 
@@ -248,16 +263,12 @@ int run_calibrate_gemm(const GpuCliOptions& o, const models::GpuParams& params) 
   const std::vector<mapping::MatmulPlanSpec> candidates = candidate_tiles(o);
   std::vector<GemmProblem> problems;
   for (const frontends::GemmRow& r : rows) {
-    GemmProblem g;
-    g.m = r.m, g.n = r.n, g.k = r.k, g.group_m = r.group_m;
     // A row's own tile is what ran; --tile replaces the candidates of the others only.
-    g.tiles = r.tile.empty() ? candidates : std::vector<mapping::MatmulPlanSpec>{parse_tile(r.tile, o.gemm, r.pointer + "/tile")};
+    GemmProblem g = row_problem(r.tile, candidates, o.gemm, r.pointer);
+    g.m = r.m, g.n = r.n, g.k = r.k, g.group_m = r.group_m;
     problems.push_back(g);
   }
   const std::vector<BestTile> best = best_tiles(problems, o, params);
-  for (size_t ri = 0; ri < rows.size(); ++ri)
-    if (best[ri].us <= 0)
-      throw InputError(o.gemm, rows[ri].pointer + (rows[ri].tile.empty() ? "" : "/tile"), "no tile fits the shared memory");
   std::ostringstream csv;
   csv << "M,N,K,measured_us,predicted_us,error_pct,tile,group_m,hbm_mb\n";
   std::printf("%-7s %-7s %-7s %12s %12s %8s  %s\n", "M", "N", "K", "measured_us", "predicted_us", "error", "tile (given, or best)");
@@ -280,26 +291,22 @@ int run_calibrate_gemm(const GpuCliOptions& o, const models::GpuParams& params) 
   return kOk;
 }
 
-// Convolutions as the implicit GEMMs cuDNN runs (docs/gpu.md#convolutions-held-out-data):
+// Convolutions as the implicit GEMMs cuDNN runs (docs/gpu.md#measured-on-an-h200-held-out):
 // M = N x P x Q output pixels, N = K filters, K = C x R x S; A streams from the input tensor.
 int run_calibrate_conv(const GpuCliOptions& o, const models::GpuParams& params) {
   const std::vector<frontends::ConvRow> rows = frontends::parse_conv_rows(json::read_json_file(o.conv), o.conv);
   const std::vector<mapping::MatmulPlanSpec> candidates = candidate_tiles(o);
   std::vector<GemmProblem> problems;
   for (const frontends::ConvRow& r : rows) {
-    GemmProblem g;
+    GemmProblem g = row_problem(r.tile, candidates, o.conv, r.pointer);
     // Tensor-core implicit GEMMs take channels in vectors of at least 4 (cuDNN's first-layer
     // kernels name it: "c4"): C = 3 computes as 4.
     const int64_t channels = (r.c + 3) / 4 * 4;
     g.m = r.n * r.p * r.q, g.n = r.k, g.k = channels * r.r * r.s, g.dtype = r.dtype;
     g.a_rows = std::min(g.m, (r.n * r.h * r.w * channels + g.k - 1) / g.k);
-    g.tiles = r.tile.empty() ? candidates : std::vector<mapping::MatmulPlanSpec>{parse_tile(r.tile, o.conv, r.pointer + "/tile")};
     problems.push_back(g);
   }
   const std::vector<BestTile> best = best_tiles(problems, o, params);
-  for (size_t i = 0; i < rows.size(); ++i)
-    if (best[i].us <= 0)
-      throw InputError(o.conv, rows[i].pointer + (rows[i].tile.empty() ? "" : "/tile"), "no tile fits the shared memory");
   std::ostringstream csv;
   csv << "layer,N,C,H,W,K,R,S,stride,pad,dtype,gemm_m,gemm_n,gemm_k,measured_us,predicted_us,error_pct,tile,hbm_mb\n";
   std::printf("%-12s %4s %5s %4s %5s %2s %2s %5s %12s %12s %8s  %s\n", "layer", "N", "C", "H", "K", "RS", "st", "dtype",
