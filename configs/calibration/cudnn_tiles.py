@@ -3,7 +3,7 @@
 (written into conv rows by measure_hopper.py; `sim gpu-calibrate --conv` simulates that tile).
 
 Usage: configs/calibration/cudnn_tiles.py CONV_FILE...   adds (or refreshes) each row's tile
-from its "kernels", in place; needs no GPU.
+and mma (warp-level mma.sync or warpgroup wgmma) from its "kernels", in place; needs no GPU.
 """
 import json
 import re
@@ -42,6 +42,18 @@ def tile_from_kernels(kernels):
     return None
 
 
+def mma_from_kernels(kernels):
+    """"mma.sync" when cuDNN ran a kernel built on warp-level MMA (its Ampere kernels: sm80_xmma,
+    CUTLASS 2's s16816, the first-layer kernels' HMMA 1688), "wgmma" for its Hopper warpgroup
+    kernels (sm90_xmma implicit GEMM, cuBLAS's nvjet_sm90), None when no name says."""
+    for name in kernels:
+        if re.search(r"sm80_xmma|_s16816|tensor1688|tensor16x8x", name):
+            return "mma.sync"
+        if re.search(r"sm90_xmma_fprop_implicit_gemm|nvjet_sm90", name):
+            return "wgmma"
+    return None
+
+
 def retile(paths):
     """Adds (or refreshes) each conv row's tile from its kernels, in place."""
     for path in paths:
@@ -49,9 +61,13 @@ def retile(paths):
             doc = json.load(f)
         for row in doc["rows"]:
             row.pop("tile", None)
+            row.pop("mma", None)
             tile = tile_from_kernels(row.get("kernels", []))
             if tile:
                 row["tile"] = tile
+            mma = mma_from_kernels(row.get("kernels", []))
+            if mma:
+                row["mma"] = mma
         with open(path, "w") as f:
             json.dump(doc, f, indent=1)
             f.write("\n")

@@ -27,7 +27,7 @@ import time
 
 import torch
 import triton
-from cudnn_tiles import tile_from_kernels
+from cudnn_tiles import tile_from_kernels, mma_from_kernels
 import triton.language as tl
 from triton.testing import do_bench
 
@@ -271,6 +271,9 @@ def measure_convs(outdir, meta):
                 tile = tile_from_kernels(row["kernels"])
                 if tile:
                     row["tile"] = tile
+                mma = mma_from_kernels(row["kernels"])
+                if mma:
+                    row["mma"] = mma
             except Exception as e:
                 row["kernels_error"] = str(e)[:200]
             rows.append(row)

@@ -32,6 +32,14 @@ gpu::DataType parse_dtype(const json::Cursor& row, std::string* name) {
   return gpu::DataType::BF16;
 }
 
+// A row's "mma": true for "mma.sync" (warp-level MMA), false for "wgmma" or when absent.
+bool warp_mma(const json::Cursor& row) {
+  if (!row.find("mma")) return false;
+  const std::string v = row.get_string("mma");
+  if (v != "wgmma" && v != "mma.sync") row.at("mma").fail("must be wgmma or mma.sync, got \"" + v + "\"");
+  return v == "mma.sync";
+}
+
 // A row's "tile" (the kernel's own), checked; "" when absent.
 std::string optional_tile(const json::Cursor& row) {
   if (!row.find("tile")) return "";
@@ -70,6 +78,7 @@ std::vector<GemmRow> parse_gemm_rows(const json::Json& doc, const std::string& s
     row.tile = optional_tile(r);
     if (r.find("group_m")) row.group_m = r.at("group_m").as_int_in(1, 1 << 20);
     if (r.find("kind")) row.kind = r.get_string("kind");
+    row.warp_mma = warp_mma(r);
     rows.push_back(row);
   }
   return rows;
@@ -100,6 +109,7 @@ std::vector<ConvRow> parse_conv_rows(const json::Json& doc, const std::string& s
     row.dtype = parse_dtype(r, &row.dtype_name);
     if (r.find("layer")) row.layer = r.get_string("layer");
     row.tile = optional_tile(r);
+    row.warp_mma = warp_mma(r);
     row.measured_us = measured_us(r);
     rows.push_back(row);
   }

@@ -26,6 +26,7 @@ struct GemmRow {
   std::string tile;     // the kernel's fixed tile ("" : the library chose; the best candidate stands in)
   int64_t group_m = 1;  // tile order: 1 row-major, G: Triton's grouped order (G tile rows at a time)
   std::string kind;     // what measured it ("gemm_triton", "gemm_cublas"), if the row says
+  bool warp_mma = false;  // "mma": "mma.sync" (the kernel's PTX used warp-level MMA; "wgmma": warpgroup MMA)
   std::string pointer;  // "/rows/3"
 };
 
@@ -35,6 +36,7 @@ struct ConvRow {
   int64_t p = 0, q = 0;  // output height and width
   std::string layer;     // the row's name, if any
   std::string tile;      // the implicit GEMM's tile, when the kernel's name gave it ("": the best candidate)
+  bool warp_mma = false; // "mma": "mma.sync" (cuDNN's Ampere kernels), "wgmma" (its Hopper ones)
   std::string dtype_name;
   gpu::DataType dtype = gpu::DataType::FP16;
   double measured_us = 0;
@@ -55,10 +57,11 @@ struct RowKernelRow {
   std::string pointer;  // "/rows/3", for messages about the row as a whole
 };
 
-// rows[]: M, N, K (1 .. 2^31) and ms (> 0); optional tile (as TileText), group_m (1 .. 2^20), kind.
+// rows[]: M, N, K (1 .. 2^31) and ms (> 0); optional tile (as TileText), group_m (1 .. 2^20), kind,
+// mma ("wgmma" or "mma.sync").
 std::vector<GemmRow> parse_gemm_rows(const json::Json& doc, const std::string& source);
 // rows[]: N, C, H, W, K, R, S (1 .. 2^20), stride (1 .. 64), pad (0 .. 64), dtype (fp32, fp16,
-// bf16), ms (> 0), optional layer and tile (as TileText); the kernel fits the padded input and the implicit GEMM's
+// bf16), ms (> 0), optional layer, tile (as TileText) and mma; the kernel fits the padded input and the implicit GEMM's
 // M = N x P x Q and K = C x R x S stay below 2^31.
 std::vector<ConvRow> parse_conv_rows(const json::Json& doc, const std::string& source);
 // rows[]: as RowKernelRow; warps 1 .. max_warps (the device's warps per block).

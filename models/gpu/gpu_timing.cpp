@@ -50,6 +50,7 @@ GpuParams GpuParams::read(const config::HwConfig& c) {
   p.mma_efficiency = fraction(c, "gpu.matmul.mma_efficiency");
   p.k_step_cycles = c.get_double("gpu.matmul.k_step_cycles");
   p.loaded_latency_factor = positive(c, "gpu.matmul.loaded_latency_factor");
+  p.warp_mma_share = fraction(c, "gpu.matmul.warp_mma_share");
   p.hbm_bytes_per_cycle = positive(c, "gpu.hbm.bandwidth_gbps") * 1e9 * fraction(c, "gpu.hbm.efficiency") / hz;
   p.hbm_latency_cycles = positive(c, "gpu.hbm.latency_ns") * p.clock_ghz;
   p.l2_latency_cycles = positive(c, "gpu.l2.latency_ns") * p.clock_ghz;
@@ -111,7 +112,10 @@ MatmulTiming matmul_timing(const GpuParams& p, const MatmulTile& t, int slot_war
   r.stage_bytes = (t.tm + t.tn) * t.tk * in_b;
   r.stages = std::max<int64_t>(2, r.stage_bytes > 0 ? slot_sram / r.stage_bytes : 2);
   const double tile_step_flops = 2.0 * t.tm * t.tn * t.tk;  // padded tiles are computed in full
-  const double rate = p.tensor_flops_per_cycle(t.in_type) * p.mma_efficiency;
+  // Warpgroup MMA (wgmma) needs whole warpgroups, one warp per scheduler; a tile of fewer or
+  // odd warps, or one compiled to mma.sync, gets warp-level MMA's share of the rate.
+  const bool warp_mma = t.warp_mma || w % std::max(1, p.sub_partitions) != 0;
+  const double rate = p.tensor_flops_per_cycle(t.in_type) * p.mma_efficiency * (warp_mma ? p.warp_mma_share : 1.0);
   r.math_step = tile_step_flops / (rate * slot_math_share(p, w));
   r.smem_step = static_cast<double>(best) * in_b / p.smem_bytes_per_cycle;
   // An edge tile loads only its valid rows and columns (out-of-bounds ones are zero-filled).
@@ -171,6 +175,7 @@ MatmulTile matmul_tile(const gpu::Op& op, int64_t task_id) {
     t.tn = (*op.config.tile_shape_mnk)[1];
     t.tk = (*op.config.tile_shape_mnk)[2];
   }
+  t.warp_mma = op.config.warp_mma;
   if (!op.read_tensors.empty()) t.in_type = op.read_tensors[0].dtype;
   if (!op.write_tensors.empty()) t.out_type = op.write_tensors[0].dtype;
   if (!op.matmul) return t;

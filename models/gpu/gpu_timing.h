@@ -39,6 +39,7 @@ struct GpuParams {
   double mma_efficiency = 0.8;
   double k_step_cycles = 40;            // fixed cost of one K iteration of a matmul tile
   double loaded_latency_factor = 1;     // a matmul's pipelined loads see this x the idle latency
+  double warp_mma_share = 1;            // of the tensor rate, for warp-level mma.sync (Hopper: wgmma only)
   double hbm_bytes_per_cycle = 1648;    // whole GPU, sustained (peak x efficiency)
   double hbm_latency_cycles = 1098;
   double l2_latency_cycles = 366;       // a load that hits in L2
@@ -110,6 +111,10 @@ inline const std::vector<config::ParamDecl>& GpuParams::params() {
        "latency of a matmul tile's pipelined loads over the idle L2 / HBM latency (every SM streams at once; "
        "docs/gpu.md#matmul-the-tile-model)",
        {}, r::rate},
+      {"gpu.matmul.warp_mma_share", T::Double, "1", "fraction",
+       "share of the tensor rate that warp-level MMA (mma.sync) reaches: 1 where it is the only MMA (Ampere); "
+       "below 1 where the full rate needs warpgroup MMA (Hopper's wgmma), docs/gpu.md#warp-level-mma",
+       {}, r::fraction},
       {"gpu.hbm.bandwidth_gbps", T::Double, "3350", "GB/s", "peak DRAM (HBM) bandwidth", {}, r::rate},
       {"gpu.hbm.efficiency", T::Double, "0.9", "fraction", "share of the peak a streaming copy sustains", {}, r::fraction},
       {"gpu.hbm.latency_ns", T::Double, "600", "ns", "latency of a load that misses to HBM; bounds what a warp's loads in flight can move",
@@ -166,6 +171,7 @@ struct MatmulTile {
   int64_t m_valid = 128, n_valid = 256;  // rows/cols of the tile inside the problem
   int64_t k = 0;
   gpu::DataType in_type = gpu::DataType::FP16, out_type = gpu::DataType::FP16;
+  bool warp_mma = false;  // compiled to warp-level mma.sync (also any tile not made of whole warpgroups)
 };
 
 struct MatmulTiming {

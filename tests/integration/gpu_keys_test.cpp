@@ -179,6 +179,7 @@ const std::vector<KeyCase> kCases = {
     {"gpu.matmul.mma_efficiency", "0.4", "0.8", "mm4096"},
     {"gpu.matmul.k_step_cycles", "400", "40", "cal:4096:4096:4096:128x256x64:8:3"},
     {"gpu.matmul.loaded_latency_factor", "4", "1", "cal:1024:1024:1024:64x64x64:4:2"},  // one stage in flight
+    {"gpu.matmul.warp_mma_share", "0.25", "1", "cal:4096:4096:4096:128x128x64:2:3"},  // 2 warps: no warpgroup MMA
     {"gpu.hbm.bandwidth_gbps", "1675", "3350", "cal:1:8192:8192:64x64x64:4:6"},  // a GEMV streams B
     {"gpu.hbm.efficiency", "0.45", "0.9", "cal:1:8192:8192:64x64x64:4:6"},
     {"gpu.hbm.latency_ns", "1200", "600", "bert"},               // 1-warp element-wise tasks

@@ -427,3 +427,18 @@ TEST(GpuCalibrate, KernelsMeasuredOnTheH100AgainstItsConfiguration) {
   expect_rowwise_targets("gpu_h100", "h100_triton_rowwise.json", 3350, 48);
   expect_rowwise_targets("gpu_h100", "h100_triton_rowwise_heldout.json", 3350, 64);
 }
+
+// Hopper's warp-level MMA (configs/calibration/h100_triton_mma_probe.json, kernel_probe.py mma):
+// the same Triton tiles at 8192^3 as wgmma and, with DISABLE_MMA_V3=1, as mma.sync, 1.6-1.85x
+// slower where the math bounds them. gpu.matmul.warp_mma_share (0.5) was fitted on these rows:
+// 8.9% / 18.0% with it, 13.9% / 46.0% without (every mma.sync row too fast).
+TEST(GpuCalibrate, TritonTilesAsWarpLevelMmaOnTheH100) {
+  expect_gemm_like_targets("gemm", "h100_triton_mma_probe.json", 16, 10.0, 20.0);
+}
+
+// cuDNN convolutions at batch 8 and 32 (VGG-16, ResNet-50 strided layers: kernel_probe.py, dev
+// data beside Nsight Compute's view of each kernel) and cuBLAS on five square-ish shapes.
+TEST(GpuCalibrate, KernelProbeRowsOnTheH100) {
+  expect_gemm_like_targets("conv", "h100_kernel_probe_conv.json", 12, 15.0, 30.0);
+  expect_gemm_like_targets("gemm", "h100_kernel_probe_gemm.json", 5, 10.0, 15.0);
+}

@@ -82,6 +82,31 @@ TEST(CalibrationRows, GemmRowsKeepTheirTileAndTileOrder) {
                InputError);
 }
 
+TEST(CalibrationRows, RowsSayWhichMmaTheirKernelUsed) {
+  const auto rows = frontends::parse_gemm_rows(
+      json::parse_text(R"({"rows":[{"M":8,"N":8,"K":8,"ms":1},{"M":8,"N":8,"K":8,"ms":1,"mma":"mma.sync"},)"
+                       R"({"M":8,"N":8,"K":8,"ms":1,"mma":"wgmma"}]})",
+                       "g.json"),
+      "g.json");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_FALSE(rows[0].warp_mma);
+  EXPECT_TRUE(rows[1].warp_mma);
+  EXPECT_FALSE(rows[2].warp_mma);
+  const auto conv = frontends::parse_conv_rows(
+      json::parse_text(R"({"rows":[{"N":1,"C":4,"H":7,"W":7,"K":4,"R":3,"S":3,"stride":1,"pad":1,"dtype":"fp16",)"
+                       R"("ms":1,"mma":"mma.sync"}]})",
+                       "c.json"),
+      "c.json");
+  EXPECT_TRUE(conv.at(0).warp_mma);
+  try {
+    frontends::parse_gemm_rows(json::parse_text(R"({"rows":[{"M":8,"N":8,"K":8,"ms":1,"mma":"hmma"}]})", "g.json"), "g.json");
+    FAIL() << "an unknown mma passed";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/rows/0/mma"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("wgmma or mma.sync"), std::string::npos) << e.what();
+  }
+}
+
 // Output sizes by hand: (56 + 2 - 3) / 2 + 1 = 28; (7 + 0 - 7) / 1 + 1 = 1.
 TEST(CalibrationRows, ConvRowsDeriveTheOutputSizeAndRefuseKernelsLargerThanTheInput) {
   const auto rows = frontends::parse_conv_rows(

@@ -59,6 +59,29 @@ TEST(GpuTileModel, Bk32HidesHalfTheLatencyWithTheSameStages) {
   EXPECT_EQ(models::matmul_timing(p, t32, 4, 4 * stage(t32), 1.0).limiter, models::Limiter::Math);
 }
 
+TEST(GpuTileModel, WarpLevelMmaGetsItsShareOfTheTensorRate) {
+  models::GpuParams p = test::round_gpu_params();
+  p.warp_mma_share = 0.5;  // Hopper: mma.sync at Ampere's per-SM rate, half of wgmma's
+  // 128x128x64 on 4 warps: math 2*128*128*64 / 2048 = 1024 cycles a step as warpgroup MMA,
+  // 2048 as mma.sync (then above smem 512, port 512, latency 100).
+  models::MatmulTile t = tile(128, 128, 64, 4096);
+  const models::MatmulTiming wg = models::matmul_timing(p, t, 4, 3 * stage(t));
+  t.warp_mma = true;
+  const models::MatmulTiming sync = models::matmul_timing(p, t, 4, 3 * stage(t));
+  EXPECT_DOUBLE_EQ(wg.math_step, 1024);
+  EXPECT_DOUBLE_EQ(sync.math_step, 2048);
+  EXPECT_DOUBLE_EQ(sync.step, 2048 + 20);
+  EXPECT_DOUBLE_EQ(sync.sm_math_cycles, 2 * wg.sm_math_cycles);
+  // Two warps are no warpgroup: warp-level MMA whatever the flag says, and half the SM's
+  // schedulers (2 of 4): 2*128*128*64 / (2048 * 0.5 * 0.5) = 4096.
+  t.warp_mma = false;
+  EXPECT_DOUBLE_EQ(models::matmul_timing(p, t, 2, 3 * stage(t)).math_step, 4096);
+  // Where warp-level MMA is the only MMA (share 1, Ampere) the flag changes nothing.
+  p.warp_mma_share = 1;
+  t.warp_mma = true;
+  EXPECT_DOUBLE_EQ(models::matmul_timing(p, t, 4, 3 * stage(t)).math_step, 1024);
+}
+
 TEST(GpuTileModel, SharedMemoryPerStageTimesStagesLimitsOccupancy) {
   const models::GpuParams p = test::round_gpu_params();
   const int64_t smem = 227 * 1024 - 128;  // what an ARK block may use on an H100
