@@ -3,7 +3,7 @@
 (written into conv rows by measure_hopper.py; `sim gpu-calibrate --conv` simulates that tile).
 
 Usage: configs/calibration/cudnn_tiles.py CONV_FILE...   adds (or refreshes) each row's tile
-and mma (warp-level mma.sync or warpgroup wgmma) from its "kernels", in place; needs no GPU.
+mma (warp-level mma.sync or warpgroup wgmma) and cluster from its "kernels", in place; needs no GPU.
 """
 import json
 import re
@@ -54,6 +54,23 @@ def mma_from_kernels(kernels):
     return None
 
 
+def cluster_from_kernels(kernels):
+    """The thread-block cluster "CMxCN" (tiles along the output pixels x along the filters) of a
+    Hopper kernel that multicasts its operands: cuBLAS's nvjet names give it after the tile and
+    stages, in the tile's orientation (nvjet_sm90_hsh_256x128_64x4_1x2_...: 1 along the filters,
+    2 along M, "2x1"); cuDNN's sm90_xmma names do not: "2x1" stands for them, the cluster Nsight
+    Compute saw most (1 to 8 on the H100, configs/calibration/h100_kernel_probe_conv.json) and
+    CUTLASS 3's usual one along M. None for kernels without clusters (sm80, CUTLASS 2)."""
+    for name in kernels:
+        m = re.search(r"nvjet_sm90_hsh_\d+x\d+_\d+x\d+_(\d+)x(\d+)_", name)
+        if m:
+            along_n, along_m = map(int, m.groups())
+            return f"{along_m}x{along_n}"
+        if re.search(r"sm90_xmma_fprop_implicit_gemm", name):
+            return "2x1"
+    return None
+
+
 def retile(paths):
     """Adds (or refreshes) each conv row's tile from its kernels, in place."""
     for path in paths:
@@ -62,12 +79,16 @@ def retile(paths):
         for row in doc["rows"]:
             row.pop("tile", None)
             row.pop("mma", None)
+            row.pop("cluster", None)
             tile = tile_from_kernels(row.get("kernels", []))
             if tile:
                 row["tile"] = tile
             mma = mma_from_kernels(row.get("kernels", []))
             if mma:
                 row["mma"] = mma
+            cluster = cluster_from_kernels(row.get("kernels", []))
+            if cluster:
+                row["cluster"] = cluster
         with open(path, "w") as f:
             json.dump(doc, f, indent=1)
             f.write("\n")

@@ -13,6 +13,8 @@ configs/calibration:
 gpu__time_duration.sum --csv python3 kernel_probe.py ncu > probe_ncu.csv
   python3 kernel_probe.py mma > probe_mma.json            # runs itself again with DISABLE_MMA_V3=1
   python3 kernel_probe.py --json probe_time.json probe_ncu.csv probe_mma.json . h100   # any machine
+With PROBE=strided in the environment of the first two (and of --json, without the mma file:
+pass - for it), the strided-convolution cases instead.
 """
 import csv
 import json
@@ -47,7 +49,27 @@ def gemm_fn(m, n, k):
     return lambda: torch.matmul(a, b)
 
 
+# PROBE=strided: ResNet-50's strided 1x1 "downsample" layers at batch 8 and 32 beside the same
+# layer at stride 1 on the input already subsampled (x[:, :, ::2, ::2], the same implicit GEMM)
+# and beside that GEMM in cuBLAS: what does the strided gather cost?
+STRIDED = [("down_256_512", 256, 512, 56), ("down_512_1024", 512, 1024, 28), ("down_1024_2048", 1024, 2048, 14)]
+PROBE = os.environ.get("PROBE", "library")
+
+
+def strided_cases():
+    for n in (8, 32):
+        for (name, c, k, hw) in STRIDED:
+            yield ({"layer": name + "_s2", "N": n, "C": c, "H": hw, "W": hw, "K": k, "R": 1, "S": 1, "stride": 2, "pad": 0,
+                    "dtype": "fp16", "layout": "NHWC"}, conv_fn(c, k, hw, 1, 2, 0, n))
+            yield ({"layer": name + "_sub_s1", "N": n, "C": c, "H": hw // 2, "W": hw // 2, "K": k, "R": 1, "S": 1,
+                    "stride": 1, "pad": 0, "dtype": "fp16", "layout": "NHWC"}, conv_fn(c, k, hw // 2, 1, 1, 0, n))
+            yield {"M": n * (hw // 2) ** 2, "N": k, "K": c, "kind": "gemm_cublas"}, gemm_fn(n * (hw // 2) ** 2, k, c)
+
+
 def cases():
+    if PROBE == "strided":
+        yield from strided_cases()
+        return
     for (name, c, k, hw, r, s, p, n) in CONVS:
         yield {"layer": name, "N": n, "C": c, "H": hw, "W": hw, "K": k, "R": r, "S": r, "stride": s, "pad": p,
                "dtype": "fp16", "layout": "NHWC"}, conv_fn(c, k, hw, r, s, p, n)
@@ -58,7 +80,7 @@ def cases():
 def time_cases():
     import torch
     from measure_hopper import bench_ms, kernel_ms
-    from cudnn_tiles import tile_from_kernels, mma_from_kernels
+    from cudnn_tiles import tile_from_kernels, mma_from_kernels, cluster_from_kernels
     torch.backends.cudnn.benchmark = True
     rows = []
     for row, f in cases():
@@ -72,6 +94,9 @@ def time_cases():
         mma = mma_from_kernels(row["kernels"])
         if mma:
             row["mma"] = mma
+        cluster = cluster_from_kernels(row["kernels"])
+        if cluster:
+            row["cluster"] = cluster
         rows.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
     json.dump(rows, sys.stdout, indent=1)
@@ -136,7 +161,8 @@ def to_json(time_path, ncu_path, outdir, prefix):
             "timing": "ms: median of triton.testing.do_bench (L2 flushed); ncu: one launch under "
                       "ncu --clock-control none --section LaunchStats --section SpeedOfLight"}
     for kind, keep in (("conv", lambda r: "layer" in r), ("gemm", lambda r: "M" in r)):
-        name = os.path.join(outdir, f"{prefix}_kernel_probe_{kind}.json")
+        tag = "" if PROBE == "library" else "_" + PROBE
+        name = os.path.join(outdir, f"{prefix}_kernel_probe{tag}_{kind}.json")
         with open(name, "w") as f:
             json.dump({"meta": meta, "note": __doc__.split("Run on")[0].strip(), "rows": [r for r in rows if keep(r)]},
                       f, indent=1)
@@ -159,7 +185,8 @@ if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "time"
     if what == "--json":  # --json TIME.json NCU.csv MMA.json OUTDIR PREFIX
         to_json(sys.argv[2], sys.argv[3], sys.argv[5], sys.argv[6])
-        mma_json(sys.argv[4], sys.argv[5], sys.argv[6])
+        if sys.argv[4] != "-":
+            mma_json(sys.argv[4], sys.argv[5], sys.argv[6])
     elif what == "time":
         time_cases()
     elif what == "ncu":

@@ -27,7 +27,7 @@ import time
 
 import torch
 import triton
-from cudnn_tiles import tile_from_kernels, mma_from_kernels
+from cudnn_tiles import tile_from_kernels, mma_from_kernels, cluster_from_kernels
 import triton.language as tl
 from triton.testing import do_bench
 
@@ -274,6 +274,9 @@ def measure_convs(outdir, meta):
                 mma = mma_from_kernels(row["kernels"])
                 if mma:
                     row["mma"] = mma
+                cluster = cluster_from_kernels(row["kernels"])
+                if cluster:
+                    row["cluster"] = cluster
             except Exception as e:
                 row["kernels_error"] = str(e)[:200]
             rows.append(row)

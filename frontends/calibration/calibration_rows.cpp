@@ -40,6 +40,19 @@ bool warp_mma(const json::Cursor& row) {
   return v == "mma.sync";
 }
 
+// A row's "cluster": "CMxCN", CM tiles along M by CN along N (Hopper's thread-block clusters hold
+// at most 16 thread blocks); 1 x 1 when absent.
+void parse_cluster(const json::Cursor& row, int64_t* cm, int64_t* cn) {
+  *cm = *cn = 1;
+  if (!row.find("cluster")) return;
+  const std::string v = row.get_string("cluster");
+  long long m = 0, n = 0;
+  char tail;
+  if (std::sscanf(v.c_str(), "%lldx%lld%c", &m, &n, &tail) != 2 || m < 1 || n < 1 || m * n > 16)
+    row.at("cluster").fail("expected CMxCN, thread blocks along M and N, at most 16 in all (e.g. 2x1), got \"" + v + "\"");
+  *cm = m, *cn = n;
+}
+
 // A row's "tile" (the kernel's own), checked; "" when absent.
 std::string optional_tile(const json::Cursor& row) {
   if (!row.find("tile")) return "";
@@ -79,6 +92,7 @@ std::vector<GemmRow> parse_gemm_rows(const json::Json& doc, const std::string& s
     if (r.find("group_m")) row.group_m = r.at("group_m").as_int_in(1, 1 << 20);
     if (r.find("kind")) row.kind = r.get_string("kind");
     row.warp_mma = warp_mma(r);
+    parse_cluster(r, &row.cluster_m, &row.cluster_n);
     rows.push_back(row);
   }
   return rows;
@@ -110,6 +124,7 @@ std::vector<ConvRow> parse_conv_rows(const json::Json& doc, const std::string& s
     if (r.find("layer")) row.layer = r.get_string("layer");
     row.tile = optional_tile(r);
     row.warp_mma = warp_mma(r);
+    parse_cluster(r, &row.cluster_m, &row.cluster_n);
     row.measured_us = measured_us(r);
     rows.push_back(row);
   }

@@ -27,6 +27,7 @@ struct GemmRow {
   int64_t group_m = 1;  // tile order: 1 row-major, G: Triton's grouped order (G tile rows at a time)
   std::string kind;     // what measured it ("gemm_triton", "gemm_cublas"), if the row says
   bool warp_mma = false;  // "mma": "mma.sync" (the kernel's PTX used warp-level MMA; "wgmma": warpgroup MMA)
+  int64_t cluster_m = 1, cluster_n = 1;  // "cluster": "CMxCN", the kernel's thread-block cluster
   std::string pointer;  // "/rows/3"
 };
 
@@ -37,6 +38,7 @@ struct ConvRow {
   std::string layer;     // the row's name, if any
   std::string tile;      // the implicit GEMM's tile, when the kernel's name gave it ("": the best candidate)
   bool warp_mma = false; // "mma": "mma.sync" (cuDNN's Ampere kernels), "wgmma" (its Hopper ones)
+  int64_t cluster_m = 1, cluster_n = 1;  // "cluster": "CMxCN" (implicit GEMM tiles along M x along N)
   std::string dtype_name;
   gpu::DataType dtype = gpu::DataType::FP16;
   double measured_us = 0;
@@ -58,10 +60,10 @@ struct RowKernelRow {
 };
 
 // rows[]: M, N, K (1 .. 2^31) and ms (> 0); optional tile (as TileText), group_m (1 .. 2^20), kind,
-// mma ("wgmma" or "mma.sync").
+// mma ("wgmma" or "mma.sync"), cluster ("CMxCN", at most 16 tiles).
 std::vector<GemmRow> parse_gemm_rows(const json::Json& doc, const std::string& source);
 // rows[]: N, C, H, W, K, R, S (1 .. 2^20), stride (1 .. 64), pad (0 .. 64), dtype (fp32, fp16,
-// bf16), ms (> 0), optional layer, tile (as TileText) and mma; the kernel fits the padded input and the implicit GEMM's
+// bf16), ms (> 0), optional layer, tile (as TileText), mma and cluster; the kernel fits the padded input and the implicit GEMM's
 // M = N x P x Q and K = C x R x S stay below 2^31.
 std::vector<ConvRow> parse_conv_rows(const json::Json& doc, const std::string& source);
 // rows[]: as RowKernelRow; warps 1 .. max_warps (the device's warps per block).

@@ -143,6 +143,12 @@ MatmulTiming matmul_timing(const GpuParams& p, const MatmulTile& t, int slot_war
   r.sm_math_cycles = r.k_steps * tile_step_flops / rate;
   r.sm_smem_cycles = r.k_steps * r.smem_step;
   r.l2_bytes = static_cast<double>(r.k_steps * (t.m_valid + t.n_valid) * t.tk * in_b + t.m_valid * t.n_valid * out_b);
+  // Multicast: each SM of a cluster still receives every byte through its port, but the L2
+  // reads a slice shared along the cluster once for all of them (docs/gpu.md#clusters-and-tma-multicast).
+  const double a_share = 1.0 / static_cast<double>(std::max<int64_t>(1, t.cluster_n));
+  const double b_share = 1.0 / static_cast<double>(std::max<int64_t>(1, t.cluster_m));
+  r.l2_slice_bytes = static_cast<double>(r.k_steps * t.tk * in_b) * (t.m_valid * a_share + t.n_valid * b_share) +
+                     static_cast<double>(t.m_valid * t.n_valid * out_b);
   return r;
 }
 
@@ -176,6 +182,7 @@ MatmulTile matmul_tile(const gpu::Op& op, int64_t task_id) {
     t.tk = (*op.config.tile_shape_mnk)[2];
   }
   t.warp_mma = op.config.warp_mma;
+  t.cluster_m = op.config.cluster_m, t.cluster_n = op.config.cluster_n;
   if (!op.read_tensors.empty()) t.in_type = op.read_tensors[0].dtype;
   if (!op.write_tensors.empty()) t.out_type = op.write_tensors[0].dtype;
   if (!op.matmul) return t;
@@ -222,6 +229,7 @@ TaskDemand task_demand(const GpuParams& p, const gpu::Op& op, int own_rank, int 
     d.sm_math_cycles = m.sm_math_cycles;
     d.sm_smem_cycles = m.sm_smem_cycles;
     d.l2_bytes = m.l2_bytes;
+    d.l2_slice_bytes = m.l2_slice_bytes;
     d.hbm_bytes = std::min(hbm_bytes_per_task, m.l2_bytes);
     d.flops = static_cast<double>(op.task_cost.flops);
     return d;

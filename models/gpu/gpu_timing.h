@@ -151,6 +151,7 @@ struct TaskDemand {
   double sm_math_cycles = 0;   // occupancy of the SM's math pipes at the whole SM's rate
   double sm_smem_cycles = 0;   // occupancy of the SM's shared-memory port (matmul operand reads)
   double l2_bytes = 0;         // loads and stores of this SM through the L2 (and its SM port)
+  double l2_slice_bytes = -1;  // of them, what the L2 slices serve (fewer with TMA multicast); < 0: all
   double hbm_bytes = 0;        // the part of them that reaches HBM
   double flops = 0;
   std::vector<std::pair<int, double>> link_bytes;  // (destination rank, bytes) written remotely
@@ -172,6 +173,9 @@ struct MatmulTile {
   int64_t k = 0;
   gpu::DataType in_type = gpu::DataType::FP16, out_type = gpu::DataType::FP16;
   bool warp_mma = false;  // compiled to warp-level mma.sync (also any tile not made of whole warpgroups)
+  // Thread-block cluster (Hopper): cluster_m tiles along M share their B slices and cluster_n
+  // along N their A slices, loaded once from L2 and multicast by TMA to every SM of the cluster.
+  int64_t cluster_m = 1, cluster_n = 1;
 };
 
 struct MatmulTiming {
@@ -188,7 +192,8 @@ struct MatmulTiming {
   double own_cycles = 0;
   Limiter limiter = Limiter::Math;
   double sm_math_cycles = 0, sm_smem_cycles = 0;
-  double l2_bytes = 0;
+  double l2_bytes = 0;        // through the SM's port: A and B stages and the C tile
+  double l2_slice_bytes = 0;  // what the L2 serves for them: shared slices once per cluster
 };
 
 // docs/gpu.md#matmul-the-tile-model: own = overhead + latency + k_steps * (max(math, smem,

@@ -179,6 +179,7 @@ struct GemmProblem {
   int64_t a_rows = 0;  // rows of the A that HBM holds (0: M); an implicit GEMM reads its input, not im2col
   int64_t group_m = 1;
   bool warp_mma = false;  // the measured kernel used mma.sync
+  int64_t cluster_m = 1, cluster_n = 1;  // its thread-block cluster
   gpu::DataType dtype = gpu::DataType::FP16;
   std::vector<mapping::MatmulPlanSpec> tiles;
   std::string file, pointer;  // the row, blamed when no tile fits
@@ -192,6 +193,13 @@ GemmProblem row_problem(const std::string& tile, const std::vector<mapping::Matm
   g.file = file, g.pointer = pointer, g.own_tile = !tile.empty();
   g.tiles = tile.empty() ? candidates : std::vector<mapping::MatmulPlanSpec>{parse_tile(tile, file, pointer + "/tile")};
   return g;
+}
+
+// What a row says of its kernel beyond the tile: " mma.sync", " cluster 2x1".
+std::string kernel_notes(const GemmProblem& g) {
+  std::string s = g.warp_mma ? " mma.sync" : "";
+  if (g.cluster_m * g.cluster_n > 1) s += " cluster " + std::to_string(g.cluster_m) + "x" + std::to_string(g.cluster_n);
+  return s;
 }
 
 struct BestTile {
@@ -231,7 +239,7 @@ std::vector<BestTile> best_tiles(const std::vector<GemmProblem>& problems, const
     const GemmProblem& g = problems[jobs[j].first];
     mapping::MatmulPlanSpec s = g.tiles[jobs[j].second];
     s.m = g.m, s.n = g.n, s.k = g.k, s.a_rows = g.a_rows, s.group_m = g.group_m, s.dtype = g.dtype;
-    s.warp_mma = g.warp_mma;
+    s.warp_mma = g.warp_mma, s.cluster_m = g.cluster_m, s.cluster_n = g.cluster_n;
     s.sram_bytes = s.stages * (s.tm + s.tn) * s.tk * gpu::data_type_bytes(g.dtype);
     if (s.sram_bytes > smem_limit) return {};
     // A split needs equal parts of at least one K step; an implicit GEMM is not split.
@@ -268,6 +276,7 @@ int run_calibrate_gemm(const GpuCliOptions& o, const models::GpuParams& params) 
     // A row's own tile is what ran; --tile replaces the candidates of the others only.
     GemmProblem g = row_problem(r.tile, candidates, o.gemm, r.pointer);
     g.m = r.m, g.n = r.n, g.k = r.k, g.group_m = r.group_m, g.warp_mma = r.warp_mma;
+    g.cluster_m = r.cluster_m, g.cluster_n = r.cluster_n;
     problems.push_back(g);
   }
   const std::vector<BestTile> best = best_tiles(problems, o, params);
@@ -280,7 +289,7 @@ int run_calibrate_gemm(const GpuCliOptions& o, const models::GpuParams& params) 
     const double err = signed_error_pct(best[ri].us, r.measured_us);
     errors.push_back(std::fabs(err));
     const std::string order =
-        (r.group_m > 1 ? " group " + std::to_string(r.group_m) : "") + (r.warp_mma ? " mma.sync" : "");
+        (r.group_m > 1 ? " group " + std::to_string(r.group_m) : "") + kernel_notes(problems[ri]);
     std::printf("%-7lld %-7lld %-7lld %12.2f %12.2f %+7.1f%%  %s%s\n", static_cast<long long>(r.m),
                 static_cast<long long>(r.n), static_cast<long long>(r.k), r.measured_us, best[ri].us, err,
                 best[ri].tile.c_str(), order.c_str());
@@ -307,7 +316,7 @@ int run_calibrate_conv(const GpuCliOptions& o, const models::GpuParams& params) 
     const int64_t channels = (r.c + 3) / 4 * 4;
     g.m = r.n * r.p * r.q, g.n = r.k, g.k = channels * r.r * r.s, g.dtype = r.dtype;
     g.a_rows = std::min(g.m, (r.n * r.h * r.w * channels + g.k - 1) / g.k);
-    g.warp_mma = r.warp_mma;
+    g.warp_mma = r.warp_mma, g.cluster_m = r.cluster_m, g.cluster_n = r.cluster_n;
     problems.push_back(g);
   }
   const std::vector<BestTile> best = best_tiles(problems, o, params);
@@ -324,7 +333,7 @@ int run_calibrate_conv(const GpuCliOptions& o, const models::GpuParams& params) 
     std::printf("%-12s %4lld %5lld %4lld %5lld %2lld %2lld %5s %12.2f %12.2f %+7.1f%%  %s\n", r.layer.c_str(),
                 static_cast<long long>(r.n), static_cast<long long>(r.c), static_cast<long long>(r.h),
                 static_cast<long long>(r.k), static_cast<long long>(r.r), static_cast<long long>(r.stride),
-                r.dtype_name.c_str(), r.measured_us, best[i].us, err, (best[i].tile + (r.warp_mma ? " mma.sync" : "")).c_str());
+                r.dtype_name.c_str(), r.measured_us, best[i].us, err, (best[i].tile + kernel_notes(g)).c_str());
     csv << r.layer << "," << r.n << "," << r.c << "," << r.h << "," << r.w << "," << r.k << "," << r.r << "," << r.s << ","
         << r.stride << "," << r.pad << "," << r.dtype_name << "," << g.m << "," << g.n << "," << g.k << ","
         << r.measured_us << "," << best[i].us << "," << err << "," << best[i].tile << "," << best[i].hbm_bytes / 1e6

@@ -241,6 +241,7 @@ gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t sm
   op.config.tile_shape_mnk = std::array<int64_t, 3>{s.tm, s.tn, s.tk};
   op.config.tile_group_m = s.group_m;
   op.config.warp_mma = s.warp_mma;
+  op.config.cluster_m = s.cluster_m, op.config.cluster_n = s.cluster_n;
   op.config.num_tasks = ceil_div(s.m, s.tm) * ceil_div(s.n, s.tn) * split;
   const int wpp = s.slots > 0 ? static_cast<int>(s.slots) * s.warps : std::max(s.warps, s.warps_per_processor);
   int64_t slots = wpp / s.warps;

@@ -37,6 +37,7 @@ struct MatmulPlanSpec {
   int64_t a_rows = 0;          // rows of A in memory (0: m); fewer for an implicit GEMM, whose A is its input
   int64_t group_m = 1;         // tile order: 1 row-major (ARK), G: G tile rows walked column by column (Triton)
   bool warp_mma = false;       // the kernel uses warp-level mma.sync (not Hopper's warpgroup MMA)
+  int64_t cluster_m = 1, cluster_n = 1;  // thread-block cluster: tiles along M / N that multicast B / A
   int64_t split_k = 1;         // > 1: K split in that many parts (dividing K), fp32 partials summed by a second op
   int64_t sum_programs_per_sm = 8;  // the sum's 4-warp programs an SM holds at once
 };

@@ -233,6 +233,29 @@ TEST(GpuCalibrate, OneRowKernelPaysLaunchLatencyAndItsBytesAtWhatItsWarpsKeepInF
   EXPECT_NEAR(std::stod(rows[1][6]), (9150.0 + 200 + 1098 + 1098) / 1830, 1e-4);
 }
 
+// Thread-block clusters: 64x64x64 tiles of an 8192^3 GEMM on the H100 are bound by the L2
+// (16384 tiles x 2 MiB of A and B slices = 34.4 GB at 10 TB/s: 3.44 ms). A 2x1 cluster reads
+// the B slices once per pair (0.75 of the bytes), 2x2 both (0.5); every SM's port still gets
+// all its bytes: 34.5 GB / 132 SMs at 64 B per cycle of 1830 MHz = 2.23 ms, the new bound.
+TEST(GpuCalibrate, ClustersMulticastSlicesFromTheL2ButNotThroughTheSmPort) {
+  const std::string d = scratch_dir("gpu_calibrate_cluster");
+  const std::string f = d + "/g.json";
+  const std::string row = R"({"M":8192,"N":8192,"K":8192,"ms":1,"tile":"64x64x64:4:4")";
+  std::ofstream(f) << "{\"rows\":[" << row << "}," << row << R"(,"cluster":"2x1"},)" << row << R"(,"cluster":"2x2"}]})";
+  const auto r = run_sim("gpu-calibrate " + hw("gpu_h100") + " --gemm '" + f + "' --csv '" + d + "/c.csv'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("cluster 2x2"), std::string::npos) << r.output;
+  const auto rows = calibration_csv(d + "/c.csv");
+  ASSERT_EQ(rows.size(), 4u);
+  const double none = std::stod(rows[1][4]), pair = std::stod(rows[2][4]), quad = std::stod(rows[3][4]);
+  EXPECT_GT(none, 3440);
+  EXPECT_LT(pair, none);
+  EXPECT_LT(quad, pair);
+  const double port_us = 16384.0 * (128 * 8192 * 2 + 64 * 64 * 2) / 132 / 64 / 1830;
+  EXPECT_GE(quad, port_us);
+  EXPECT_LT(quad, 1.1 * port_us);
+}
+
 // Median and worst |error| of a `gpu-calibrate --csv` file (error column `col`).
 std::pair<double, double> median_and_worst(const std::vector<std::vector<std::string>>& rows, size_t col) {
   std::vector<double> err;
@@ -399,12 +422,12 @@ TEST(GpuCalibrate, CublasGemmsOnH200MedianWithin10Percent) {
   expect_gemm_like_targets("gemm", "h200_triton_gemm_heldout.json", 95, 10.0, 40.0, "gemm_cublas");
 }
 
-// cuDNN convolutions as implicit GEMMs with the tile cuDNN's kernel names (configs/calibration/
-// cudnn_tiles.py). Heldout (VGG-16 and ResNet-50's strided layers at batch 4/16/64): 9.8% / 35.7%;
-// dev (ResNet-50 at batch 1/8/32): 14.1% / 62.7%, its worst the 7x7 first layer (cuDNN's special
-// first-layer kernels) and the small-batch layers, all too fast.
-TEST(GpuCalibrate, CudnnConvsOnH200HeldOutMedianWithin10PercentWorstWithin40) {
-  expect_gemm_like_targets("conv", "h200_cudnn_conv_heldout.json", 30, 10.0, 40.0);
+// cuDNN convolutions as implicit GEMMs with the tile, MMA and cluster cuDNN's kernel names give
+// (configs/calibration/cudnn_tiles.py). Heldout (VGG-16 and ResNet-50's strided layers at batch
+// 4/16/64): 7.4% / 30.8%; dev (ResNet-50 at batch 1/8/32): 13.7% / 62.7%, its worst the 7x7 first
+// layer (cuDNN's special first-layer kernels) and the small-batch layers, all too fast.
+TEST(GpuCalibrate, CudnnConvsOnH200HeldOutMedianWithin10PercentWorstWithin35) {
+  expect_gemm_like_targets("conv", "h200_cudnn_conv_heldout.json", 30, 10.0, 35.0);
   expect_gemm_like_targets("conv", "h200_cudnn_conv.json", 36, 20.0, 70.0);
 }
 
@@ -416,13 +439,13 @@ TEST(GpuCalibrate, HeldOutRowwiseKernelsOfOtherSizesOnH200MedianWithin10PercentW
 // are held out for configs/gpu_h100.yaml, whose loaded-latency factor was fitted on the H200's
 // dev rows). Today: Triton heldout 9.7% / 31.0%, dev 9.9% / 40.7% (row-major small tiles at
 // 8192^3, too fast); cuBLAS dev 4.3% / 15.1%, heldout 8.0% / 34.1% (stream-K shapes); convolutions
-// heldout 13.9% / 37.3%, dev 13.0% / 65.4%; row-wise 1.5% / 13.3% and 1.3% / 10.0%.
+// heldout 10.1% / 26.4%, dev 13.0% / 65.4%; row-wise 1.5% / 13.3% and 1.3% / 10.0%.
 TEST(GpuCalibrate, KernelsMeasuredOnTheH100AgainstItsConfiguration) {
   expect_gemm_like_targets("gemm", "h100_triton_gemm_heldout.json", 95, 10.0, 35.0, "gemm_triton");
   expect_gemm_like_targets("gemm", "h100_triton_gemm.json", 118, 10.0, 45.0, "gemm_triton");
   expect_gemm_like_targets("gemm", "h100_triton_gemm.json", 118, 10.0, 20.0, "gemm_cublas");
   expect_gemm_like_targets("gemm", "h100_triton_gemm_heldout.json", 95, 10.0, 40.0, "gemm_cublas");
-  expect_gemm_like_targets("conv", "h100_cudnn_conv_heldout.json", 30, 15.0, 40.0);
+  expect_gemm_like_targets("conv", "h100_cudnn_conv_heldout.json", 30, 11.0, 30.0);
   expect_gemm_like_targets("conv", "h100_cudnn_conv.json", 36, 15.0, 70.0);
   expect_rowwise_targets("gpu_h100", "h100_triton_rowwise.json", 3350, 48);
   expect_rowwise_targets("gpu_h100", "h100_triton_rowwise_heldout.json", 3350, 64);
@@ -438,7 +461,11 @@ TEST(GpuCalibrate, TritonTilesAsWarpLevelMmaOnTheH100) {
 
 // cuDNN convolutions at batch 8 and 32 (VGG-16, ResNet-50 strided layers: kernel_probe.py, dev
 // data beside Nsight Compute's view of each kernel) and cuBLAS on five square-ish shapes.
+// PROBE=strided: ResNet-50's strided 1x1 layers beside the same layer on the subsampled input
+// (the same implicit GEMM at stride 1) and beside that GEMM in cuBLAS.
 TEST(GpuCalibrate, KernelProbeRowsOnTheH100) {
   expect_gemm_like_targets("conv", "h100_kernel_probe_conv.json", 12, 15.0, 30.0);
   expect_gemm_like_targets("gemm", "h100_kernel_probe_gemm.json", 5, 10.0, 15.0);
+  expect_gemm_like_targets("conv", "h100_kernel_probe_strided_conv.json", 12, 15.0, 30.0);
+  expect_gemm_like_targets("gemm", "h100_kernel_probe_strided_gemm.json", 6, 10.0, 20.0);
 }

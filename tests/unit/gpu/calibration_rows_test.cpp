@@ -82,7 +82,7 @@ TEST(CalibrationRows, GemmRowsKeepTheirTileAndTileOrder) {
                InputError);
 }
 
-TEST(CalibrationRows, RowsSayWhichMmaTheirKernelUsed) {
+TEST(CalibrationRows, RowsSayWhichMmaAndClusterTheirKernelUsed) {
   const auto rows = frontends::parse_gemm_rows(
       json::parse_text(R"({"rows":[{"M":8,"N":8,"K":8,"ms":1},{"M":8,"N":8,"K":8,"ms":1,"mma":"mma.sync"},)"
                        R"({"M":8,"N":8,"K":8,"ms":1,"mma":"wgmma"}]})",
@@ -98,6 +98,17 @@ TEST(CalibrationRows, RowsSayWhichMmaTheirKernelUsed) {
                        "c.json"),
       "c.json");
   EXPECT_TRUE(conv.at(0).warp_mma);
+  const auto clustered = frontends::parse_gemm_rows(
+      json::parse_text(R"({"rows":[{"M":8,"N":8,"K":8,"ms":1,"cluster":"4x2"}]})", "g.json"), "g.json");
+  EXPECT_EQ(clustered.at(0).cluster_m, 4);
+  EXPECT_EQ(clustered.at(0).cluster_n, 2);
+  EXPECT_EQ(rows[0].cluster_m, 1);
+  for (const char* bad : {"\"8x4\"", "\"2\"", "\"0x1\"", "\"2x1x1\"", "2"})
+    EXPECT_THROW(frontends::parse_gemm_rows(
+                     json::parse_text(std::string(R"({"rows":[{"M":8,"N":8,"K":8,"ms":1,"cluster":)") + bad + "}]}", "g.json"),
+                     "g.json"),
+                 InputError)
+        << bad;
   try {
     frontends::parse_gemm_rows(json::parse_text(R"({"rows":[{"M":8,"N":8,"K":8,"ms":1,"mma":"hmma"}]})", "g.json"), "g.json");
     FAIL() << "an unknown mma passed";

@@ -82,6 +82,26 @@ TEST(GpuTileModel, WarpLevelMmaGetsItsShareOfTheTensorRate) {
   EXPECT_DOUBLE_EQ(models::matmul_timing(p, t, 4, 3 * stage(t)).math_step, 1024);
 }
 
+TEST(GpuTileModel, AClusterReadsItsSharedSlicesFromTheL2Once) {
+  const models::GpuParams p = test::round_gpu_params();
+  models::MatmulTile t = tile(128, 128, 64, 4096);
+  // 64 steps of 128 A rows and 128 B columns x 64 x 2 B, and the 128x128 fp16 C tile:
+  // 64 * 256 * 128 + 32768 = 2129920 bytes through the port and, alone, from the L2.
+  const models::MatmulTiming alone = models::matmul_timing(p, t, 4, 3 * stage(t));
+  EXPECT_DOUBLE_EQ(alone.l2_bytes, 2129920);
+  EXPECT_DOUBLE_EQ(alone.l2_slice_bytes, 2129920);
+  // Two tiles along M share B: 64 * 128 * (128 + 64) + 32768 = 1605632 from the L2; the port
+  // still carries every byte, and the tile's own time does not change.
+  t.cluster_m = 2;
+  const models::MatmulTiming pair = models::matmul_timing(p, t, 4, 3 * stage(t));
+  EXPECT_DOUBLE_EQ(pair.l2_bytes, 2129920);
+  EXPECT_DOUBLE_EQ(pair.l2_slice_bytes, 1605632);
+  EXPECT_DOUBLE_EQ(pair.own_cycles, alone.own_cycles);
+  // And 2 along N share A too: 64 * 128 * (64 + 64) + 32768.
+  t.cluster_n = 2;
+  EXPECT_DOUBLE_EQ(models::matmul_timing(p, t, 4, 3 * stage(t)).l2_slice_bytes, 64.0 * 128 * 128 + 32768);
+}
+
 TEST(GpuTileModel, SharedMemoryPerStageTimesStagesLimitsOccupancy) {
   const models::GpuParams p = test::round_gpu_params();
   const int64_t smem = 227 * 1024 - 128;  // what an ARK block may use on an H100
