@@ -214,16 +214,19 @@ double flop_weight(const GpuParams& p, gpu::OpType t) {
 }
 
 TaskDemand task_demand(const GpuParams& p, const gpu::Op& op, int own_rank, int slot_warps, int64_t slot_sram,
-                       double hbm_bytes_per_task, int64_t task_id) {
+                       double hbm_bytes_per_task, int64_t task_id, double wait_bytes_per_task) {
   TaskDemand d;
   const gpu::OpClass cls = gpu::op_class(op.type);
   if (op.is_virtual || cls == gpu::OpClass::Virtual) return d;
   if (op.type == gpu::OpType::Matmul) {
     const MatmulTile tile = matmul_tile(op, task_id);
-    // The L2 pass's HBM bytes of this tile over its A and B loads: the share that misses.
+    // The bytes this tile waits on HBM for (the L2 pass) over its A and B loads: the share that
+    // misses. A tile that reads a panel another tile of its wave is fetching waits for the same
+    // fill, so such reads count as misses here though HBM moves them once.
     const double loads = static_cast<double>(ceil_div(tile.k, tile.tk) * (tile.m_valid + tile.n_valid) * tile.tk *
                                              gpu::data_type_bytes(tile.in_type));
-    const MatmulTiming m = matmul_timing(p, tile, slot_warps, slot_sram, loads > 0 ? hbm_bytes_per_task / loads : 1);
+    const double waits = wait_bytes_per_task >= 0 ? wait_bytes_per_task : hbm_bytes_per_task;
+    const MatmulTiming m = matmul_timing(p, tile, slot_warps, slot_sram, loads > 0 ? waits / loads : 1);
     d.own_cycles = m.own_cycles;
     d.own_limiter = m.limiter;
     d.sm_math_cycles = m.sm_math_cycles;

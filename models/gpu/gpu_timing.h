@@ -227,9 +227,11 @@ std::pair<int64_t, int64_t> matmul_tile_index(int64_t i, int64_t mt, int64_t nt,
 // Flops an element-wise/reduce op costs per counted flop (transcendental functions cost more).
 double flop_weight(const GpuParams& p, gpu::OpType t);
 
-// One task of op on a slot of slot_warps warps and slot_sram bytes. hbm_bytes_per_task: this
+// One task of op on a slot of slot_warps warps and slot_sram bytes. wait_bytes_per_task (a
+// Matmul's): the load bytes it waits on HBM for (sim/mapping/gpu_traffic.h); < 0: hbm_bytes_per_task.
+// hbm_bytes_per_task: this
 // op's HBM traffic per task (sim/mapping/gpu_traffic.h); own_rank tells remote tensors apart.
 TaskDemand task_demand(const GpuParams& p, const gpu::Op& op, int own_rank, int slot_warps, int64_t slot_sram,
-                       double hbm_bytes_per_task, int64_t task_id = 0);
+                       double hbm_bytes_per_task, int64_t task_id = 0, double wait_bytes_per_task = -1);
 
 }  // namespace npusim::models

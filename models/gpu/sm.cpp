@@ -47,10 +47,10 @@ void add(GpuWork& w, const TaskDemand& d, size_t tasks, double wait, double exec
 }  // namespace
 
 SmArray::SmArray(sc_core::sc_module_name name, const gpu::Program& plan, const GpuSchedule& sched, const PacketDeps& comm,
-                 std::vector<std::vector<double>> hbm_bytes, const GpuParams& params, GpuSystem& sys, double start_cycle)
+                 std::vector<std::vector<OpHbm>> hbm, const GpuParams& params, GpuSystem& sys, double start_cycle)
     : sc_module(name), m_plan(plan), m_sched(sched), m_comm(comm), m_p(params), m_sys(sys), m_rank(plan.rank),
-      m_start(start_cycle), m_hbm_bytes(std::move(hbm_bytes)),
-      m_hbm(params.hbm_bytes_per_cycle), m_l2(params.l2_bytes_per_cycle) {
+      m_start(start_cycle), m_hbm(std::move(hbm)),
+      m_hbm_server(params.hbm_bytes_per_cycle), m_l2(params.l2_bytes_per_cycle) {
   const int procs = static_cast<int>(sched.programs.size());
   m_res.rank = m_rank;
   m_res.pgs.resize(plan.processor_groups.size());
@@ -181,8 +181,10 @@ void SmArray::run_slot(int proc, size_t thread, size_t si, int slot) {
 TaskDemand SmArray::demand(const GpuSeq& q, int seq_index, int ti, int oi, int64_t task) {
   const gpu::Op& op = q.task->ops[oi];
   const int64_t n = q.task->num_tasks;
-  const double hbm = n > 0 ? m_hbm_bytes[ti][oi] / static_cast<double>(n) : 0;
-  if (op.type == gpu::OpType::Matmul) return task_demand(m_p, op, m_rank, q.slot_warps, q.slot_sram, hbm, task);
+  const double hbm = n > 0 ? m_hbm[ti][oi].bytes / static_cast<double>(n) : 0;
+  if (op.type == gpu::OpType::Matmul)
+    return task_demand(m_p, op, m_rank, q.slot_warps, q.slot_sram, hbm, task,
+                       n > 0 ? m_hbm[ti][oi].wait_bytes / static_cast<double>(n) : 0);
   auto& c = m_demand_cache[seq_index][oi];
   if (!c) c = task_demand(m_p, op, m_rank, q.slot_warps, q.slot_sram, hbm, task);
   return *c;
@@ -263,7 +265,7 @@ void SmArray::run_op(int proc, size_t thread, const GpuSeq& q, int ti, int oi, c
   consider(m_smem[proc].reserve(ready, d.sm_smem_cycles), Limiter::Smem);
   consider(m_port[proc].reserve(ready, d.l2_bytes), Limiter::L2);
   consider(m_l2.reserve(ready, d.l2_slice_bytes < 0 ? d.l2_bytes : d.l2_slice_bytes), Limiter::L2);
-  consider(m_hbm.reserve(ready, d.hbm_bytes), Limiter::Hbm);
+  consider(m_hbm_server.reserve(ready, d.hbm_bytes), Limiter::Hbm);
   for (const auto& [dst, bytes] : d.link_bytes) consider(m_sys.links.transfer(m_rank, dst, ready, bytes), Limiter::Link);
   clk.wait_until(end);
   // What the op leaves behind for other ranks.
@@ -291,8 +293,8 @@ void SmArray::run_op(int proc, size_t thread, const GpuSeq& q, int ti, int oi, c
 GpuRankResult SmArray::result() const {
   GpuRankResult r = m_res;
   for (const GpuSpan& s : r.spans) r.end_cycles = std::max(r.end_cycles, s.end);
-  r.hbm_bytes = m_hbm.total();
-  r.hbm_busy_cycles = m_hbm.busy_cycles();
+  r.hbm_bytes = m_hbm_server.total();
+  r.hbm_busy_cycles = m_hbm_server.busy_cycles();
   r.l2_bytes = m_l2.total();
   r.l2_busy_cycles = m_l2.busy_cycles();
   r.link_out_bytes = m_sys.links.bytes_out(m_rank);

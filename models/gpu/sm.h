@@ -25,12 +25,19 @@
 
 namespace npusim::models {
 
+// What the L2 pass (sim/mapping/gpu_traffic.h) says of one op's HBM traffic, spread evenly over
+// its tasks: the bytes moved to and from HBM, and the load bytes its tasks wait on HBM for (a
+// miss counts for every tile of a wave that reads the panel: they wait on the same fill).
+struct OpHbm {
+  double bytes = 0;
+  double wait_bytes = 0;
+};
+
 class SmArray : public sc_core::sc_module {
  public:
-  // hbm_bytes: per TaskInfo, per op, the bytes its tasks move to and from HBM (the L2 pass,
-  // sim/mapping/gpu_traffic.h), spread evenly over its tasks.
+  // hbm: per TaskInfo, per op.
   SmArray(sc_core::sc_module_name name, const gpu::Program& plan, const GpuSchedule& sched, const PacketDeps& comm,
-          std::vector<std::vector<double>> hbm_bytes, const GpuParams& params, GpuSystem& sys, double start_cycle);
+          std::vector<std::vector<OpHbm>> hbm, const GpuParams& params, GpuSystem& sys, double start_cycle);
   // After the simulation: what this GPU did.
   GpuRankResult result() const;
   // Warps that never finished, each with what it waits for ("" when all finished).
@@ -58,8 +65,8 @@ class SmArray : public sc_core::sc_module {
   GpuSystem& m_sys;
   const int m_rank;
   const double m_start;
-  std::vector<std::vector<double>> m_hbm_bytes;  // [task info][op]
-  RateServer m_hbm, m_l2;
+  std::vector<std::vector<OpHbm>> m_hbm;  // [task info][op]
+  RateServer m_hbm_server, m_l2;
   // Per processor (SM), shared by its slots: the math pipes (in full-SM math cycles), the
   // shared-memory port (cycles) and the SM's L2 port (bytes).
   std::deque<RateServer> m_math, m_smem, m_port;

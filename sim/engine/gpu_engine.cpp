@@ -30,10 +30,10 @@ mapping::GpuSimResult simulate_gpu(const std::vector<gpu::Program>& plans, const
   // One SM array per GPU, all sharing the system's clock, semaphores and link fabric.
   std::vector<std::unique_ptr<models::SmArray>> ranks;
   for (size_t r = 0; r < plans.size(); ++r) {
-    std::vector<std::vector<double>> hbm;
+    std::vector<std::vector<models::OpHbm>> hbm;
     for (const auto& ops : mapping::plan_hbm_traffic(plans[r], params.l2_bytes)) {
       hbm.emplace_back();
-      for (const mapping::OpTraffic& t : ops) hbm.back().push_back(t.hbm_read_bytes + t.hbm_write_bytes);
+      for (const mapping::OpTraffic& t : ops) hbm.back().push_back({t.hbm_read_bytes + t.hbm_write_bytes, t.wait_bytes()});
     }
     ranks.push_back(std::make_unique<models::SmArray>(("gpu" + std::to_string(r)).c_str(), plans[r], schedules[r], comm,
                                                       std::move(hbm), params, sys, params.launch_overhead_cycles));

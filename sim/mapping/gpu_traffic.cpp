@@ -1,6 +1,7 @@
 #include "sim/mapping/gpu_traffic.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "models/gpu/gpu_timing.h"
@@ -68,21 +69,25 @@ bool play_matmul_waves(models::L2Residency& l2, const gpu::Op& op, int64_t concu
   const int64_t pb = b.num_elements() >= batch * s.k * s.n ? batch * nt : nt;
   const models::ByteRegion ra = tensor_region(a), rb = tensor_region(b);
   const int64_t per_wave = std::max<int64_t>(1, concurrent);
+  double wait = 0;
   for (int64_t w0 = 0; w0 < tiles; w0 += per_wave) {
     // The wave's tiles (task ids in order over [batch, M/TM, N/TN], row-major or grouped) share
     // panels: each distinct one is fetched once, the other tiles hit it.
-    std::set<int64_t> rows, cols;
+    // Panel -> tiles of the wave that read it.
+    std::map<int64_t, int64_t> rows, cols;
     for (int64_t id = w0; id < std::min(tiles, w0 + per_wave); ++id) {
       const auto [mi, ni] = models::matmul_tile_index(id % (nt * mt), mt, nt, op.config.tile_group_m);
       const int64_t bi = id / (nt * mt);
-      rows.insert((bi * mt + mi) % pa);
-      cols.insert((bi * nt + ni) % pb);
+      ++rows[(bi * mt + mi) % pa];
+      ++cols[(bi * nt + ni) % pb];
     }
     for (const auto& [x, r, n, ids] : {std::tie(a, ra, pa, rows), std::tie(b, rb, pb, cols)}) {
       if (x.is_remote(rank)) continue;
-      for (int64_t i : ids) {
+      for (const auto& [i, readers] : ids) {
         const models::L2Access acc = l2.read(panel(r, i, n));
-        t.hbm_read_bytes += acc.miss_bytes * touched_share(x, r);
+        const double miss = acc.miss_bytes * touched_share(x, r);
+        t.hbm_read_bytes += miss;
+        wait += miss * static_cast<double>(readers);
         t.hbm_write_bytes += acc.writeback_bytes;
       }
     }
@@ -93,8 +98,10 @@ bool play_matmul_waves(models::L2Residency& l2, const gpu::Op& op, int64_t concu
     const models::ByteRegion r = tensor_region(x);
     const models::L2Access acc = l2.read(r);
     t.hbm_read_bytes += acc.miss_bytes * touched_share(x, r);
+    wait += acc.miss_bytes * touched_share(x, r);
     t.hbm_write_bytes += acc.writeback_bytes;
   }
+  t.wait_read_bytes = wait;
   return true;
 }
 

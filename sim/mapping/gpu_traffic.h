@@ -17,6 +17,10 @@ namespace npusim::mapping {
 struct OpTraffic {
   double hbm_read_bytes = 0;   // L2 misses of its reads
   double hbm_write_bytes = 0;  // dirty bytes its accesses evict (write-backs)
+  // A Matmul's reads its tiles wait on HBM for: a wave's missed panel counts once per tile of
+  // the wave that reads it (they wait on the same fill); other ops: hbm_read_bytes.
+  double wait_read_bytes = -1;
+  double wait_bytes() const { return (wait_read_bytes < 0 ? hbm_read_bytes : wait_read_bytes) + hbm_write_bytes; }
   double per_task(int64_t num_tasks) const {
     return num_tasks > 0 ? (hbm_read_bytes + hbm_write_bytes) / static_cast<double>(num_tasks) : 0;
   }

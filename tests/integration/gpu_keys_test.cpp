@@ -185,7 +185,9 @@ const std::vector<KeyCase> kCases = {
     {"gpu.hbm.latency_ns", "1200", "600", "bert"},               // 1-warp element-wise tasks
     // B (128 MiB) fits a 400 MiB L2 and is fetched once, not once per wave (L2 bandwidth lifted).
     {"gpu.l2.size_mib", "5", "400", "cal:8192:8192:8192:64x64x64:4:6"},
-    {"gpu.l2.latency_ns", "400", "100", "cal:1024:1024:1024:64x64x64:4:2"},  // one stage in flight
+    // One stage in flight; at 4096^3 the later waves hit the panels the first fetched (at 1024^3
+    // every tile is in the first wave and waits on HBM).
+    {"gpu.l2.latency_ns", "400", "100", "cal:4096:4096:4096:64x64x64:4:2"},
     {"gpu.l2.bandwidth_gbps", "5000", "10000", "mm4096"},
     {"gpu.l2.sm_bytes_per_cycle", "32", "64", "mm4096"},
     {"gpu.mem.bytes_in_flight_per_thread", "32", "128", "bert"},

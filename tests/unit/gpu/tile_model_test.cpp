@@ -171,6 +171,27 @@ TEST(GpuTileModel, TilesRunningAtOnceShareTheirPanelsInL2) {
   EXPECT_DOUBLE_EQ(misses(4, 256 * 1024), 20 * panel);
 }
 
+TEST(GpuTileModel, TilesOfAWaveWaitOnTheFillOfAPanelTheyShare) {
+  // The 4 x 4 grid above. All 16 tiles at once: HBM moves each of the 8 panels once, but each
+  // panel's 4 readers start together and all wait on its fill: 8 x 4 panels waited on, every
+  // load of every tile (miss share 1 in the latency term).
+  mapping::MatmulPlanSpec s;
+  s.m = s.n = 512, s.k = 256;
+  s.tm = s.tn = 128, s.tk = 64, s.warps = 4, s.sram_bytes = 0, s.slots = 1;
+  const double panel = 64 * 1024;
+  auto traffic = [&](int sms) { return mapping::plan_hbm_traffic(mapping::single_matmul_plan(s, sms, 1 << 20), 1 << 20)[0][0]; };
+  const mapping::OpTraffic all = traffic(16);
+  EXPECT_DOUBLE_EQ(all.hbm_read_bytes, 8 * panel);
+  EXPECT_DOUBLE_EQ(all.wait_read_bytes, 32 * panel);
+  // Four at a time, one tile row per wave, a 1 MiB L2 that keeps everything: wave 1 waits on
+  // its A panel 4 times and on 4 B panels once each; waves 2-4 hit B and wait on their A panel
+  // 4 times each: 8 + 3 x 4 = 20 panels waited on, of 32 loaded.
+  const mapping::OpTraffic rows = traffic(4);
+  EXPECT_DOUBLE_EQ(rows.hbm_read_bytes, 8 * panel);
+  EXPECT_DOUBLE_EQ(rows.wait_read_bytes, 20 * panel);
+  EXPECT_DOUBLE_EQ(rows.wait_bytes(), 20 * panel + rows.hbm_write_bytes);
+}
+
 TEST(GpuTileModel, GroupedTileOrderWalksGroupRowsColumnByColumn) {
   // 3 x 2 tiles, groups of 2 rows: (0,0) (1,0) (0,1) (1,1), then the last row alone (2,0) (2,1).
   const std::vector<std::pair<int64_t, int64_t>> grouped{{0, 0}, {1, 0}, {0, 1}, {1, 1}, {2, 0}, {2, 1}};
