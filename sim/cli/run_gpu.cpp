@@ -112,8 +112,12 @@ mapping::MatmulPlanSpec parse_tile(const std::string& s, const std::string& wher
 }
 
 std::string tile_name(const mapping::MatmulPlanSpec& t) {
-  return std::to_string(t.tm) + "x" + std::to_string(t.tn) + "x" + std::to_string(t.tk) + ":" + std::to_string(t.warps) +
-         ":" + std::to_string(t.stages) + (t.split_k > 1 ? " split-K " + std::to_string(t.split_k) : "");
+  std::string s = std::to_string(t.tm) + "x" + std::to_string(t.tn) + "x" + std::to_string(t.tk) + ":" +
+                  std::to_string(t.warps) + ":" + std::to_string(t.stages);
+  if (t.split_k > 1) s += " split-K " + std::to_string(t.split_k);
+  if (t.warp_mma) s += " mma.sync";
+  if (t.cluster_m * t.cluster_n > 1) s += " cluster " + std::to_string(t.cluster_m) + "x" + std::to_string(t.cluster_n);
+  return s;
 }
 
 // One simulated kernel: its time and the bytes it moved to and from HBM.
@@ -195,13 +199,6 @@ GemmProblem row_problem(const std::string& tile, const std::vector<mapping::Matm
   return g;
 }
 
-// What a row says of its kernel beyond the tile: " mma.sync", " cluster 2x1".
-std::string kernel_notes(const GemmProblem& g) {
-  std::string s = g.warp_mma ? " mma.sync" : "";
-  if (g.cluster_m * g.cluster_n > 1) s += " cluster " + std::to_string(g.cluster_m) + "x" + std::to_string(g.cluster_n);
-  return s;
-}
-
 struct BestTile {
   double us = -1;  // negative: no tile fits
   double hbm_bytes = 0;
@@ -211,7 +208,8 @@ struct BestTile {
 // Default candidates: ARK's 128x256 tile and smaller ones, each with 3 stages and with a deeper
 // pipeline (libraries pick 4-7 stages for skinny, latency-bound shapes).
 // Libraries also split K when the tiles do not fill the SMs (cuBLAS's split-K): 128x128 and
-// 64x128 tiles in 2 and 4 parts, 128x256 in 2, are candidates too.
+// 64x128 tiles in 2 and 4 parts, 128x256 in 2, are candidates too. (Without clusters, though
+// cuBLAS runs its Hopper kernels in clusters: docs/gpu.md#clusters-and-tma-multicast says why.)
 std::vector<mapping::MatmulPlanSpec> candidate_tiles(const GpuCliOptions& o) {
   static const std::vector<std::string> defaults{"128x256x64:8:3", "256x128x64:8:3", "128x128x64:4:3", "128x64x64:4:3",
                                                  "64x128x64:4:3",  "64x64x64:4:3",   "128x128x64:4:4", "128x64x64:4:5",
@@ -235,11 +233,20 @@ std::vector<BestTile> best_tiles(const std::vector<GemmProblem>& problems, const
   for (size_t i = 0; i < problems.size(); ++i)
     for (size_t t = 0; t < problems[i].tiles.size(); ++t) jobs.emplace_back(i, t);
   const int64_t smem_limit = params.smem_per_block_bytes - frontends::kArkSmemReservedBytes;
+  // What the row says of its kernel (its MMA, a cluster) holds for its own tile, and for the
+  // candidates when it says it.
+  std::vector<mapping::MatmulPlanSpec> specs;
+  for (const auto& [pi, ti] : jobs) {
+    const GemmProblem& g = problems[pi];
+    mapping::MatmulPlanSpec s = g.tiles[ti];
+    s.warp_mma = s.warp_mma || g.warp_mma;
+    if (g.own_tile || g.cluster_m * g.cluster_n > 1) s.cluster_m = g.cluster_m, s.cluster_n = g.cluster_n;
+    specs.push_back(s);
+  }
   const std::vector<Simulated> predicted = simulate_forked(jobs.size(), o.jobs, [&](size_t j) -> Simulated {
     const GemmProblem& g = problems[jobs[j].first];
-    mapping::MatmulPlanSpec s = g.tiles[jobs[j].second];
+    mapping::MatmulPlanSpec s = specs[j];
     s.m = g.m, s.n = g.n, s.k = g.k, s.a_rows = g.a_rows, s.group_m = g.group_m, s.dtype = g.dtype;
-    s.warp_mma = g.warp_mma, s.cluster_m = g.cluster_m, s.cluster_n = g.cluster_n;
     s.sram_bytes = s.stages * (s.tm + s.tn) * s.tk * gpu::data_type_bytes(g.dtype);
     if (s.sram_bytes > smem_limit) return {};
     // A split needs equal parts of at least one K step; an implicit GEMM is not split.
@@ -257,7 +264,7 @@ std::vector<BestTile> best_tiles(const std::vector<GemmProblem>& problems, const
     BestTile& b = best[jobs[j].first];
     const Simulated& v = predicted[j];
     if (v.us > 0 && (b.us <= 0 || v.us < b.us))
-      b.us = v.us, b.hbm_bytes = v.hbm_bytes, b.tile = tile_name(problems[jobs[j].first].tiles[jobs[j].second]);
+      b.us = v.us, b.hbm_bytes = v.hbm_bytes, b.tile = tile_name(specs[j]);
   }
   for (size_t i = 0; i < problems.size(); ++i)
     if (best[i].us <= 0)
@@ -288,8 +295,7 @@ int run_calibrate_gemm(const GpuCliOptions& o, const models::GpuParams& params) 
     const frontends::GemmRow& r = rows[ri];
     const double err = signed_error_pct(best[ri].us, r.measured_us);
     errors.push_back(std::fabs(err));
-    const std::string order =
-        (r.group_m > 1 ? " group " + std::to_string(r.group_m) : "") + kernel_notes(problems[ri]);
+    const std::string order = r.group_m > 1 ? " group " + std::to_string(r.group_m) : "";
     std::printf("%-7lld %-7lld %-7lld %12.2f %12.2f %+7.1f%%  %s%s\n", static_cast<long long>(r.m),
                 static_cast<long long>(r.n), static_cast<long long>(r.k), r.measured_us, best[ri].us, err,
                 best[ri].tile.c_str(), order.c_str());
@@ -333,7 +339,7 @@ int run_calibrate_conv(const GpuCliOptions& o, const models::GpuParams& params) 
     std::printf("%-12s %4lld %5lld %4lld %5lld %2lld %2lld %5s %12.2f %12.2f %+7.1f%%  %s\n", r.layer.c_str(),
                 static_cast<long long>(r.n), static_cast<long long>(r.c), static_cast<long long>(r.h),
                 static_cast<long long>(r.k), static_cast<long long>(r.r), static_cast<long long>(r.stride),
-                r.dtype_name.c_str(), r.measured_us, best[i].us, err, (best[i].tile + kernel_notes(g)).c_str());
+                r.dtype_name.c_str(), r.measured_us, best[i].us, err, best[i].tile.c_str());
     csv << r.layer << "," << r.n << "," << r.c << "," << r.h << "," << r.w << "," << r.k << "," << r.r << "," << r.s << ","
         << r.stride << "," << r.pad << "," << r.dtype_name << "," << g.m << "," << g.n << "," << g.k << ","
         << r.measured_us << "," << best[i].us << "," << err << "," << best[i].tile << "," << best[i].hbm_bytes / 1e6
