@@ -99,12 +99,18 @@ MatmulTiming matmul_timing(const GpuParams& p, const MatmulTile& t, int slot_war
   MatmulTiming r;
   const int w = std::max(1, slot_warps);
   const int64_t in_b = gpu::data_type_bytes(t.in_type), out_b = gpu::data_type_bytes(t.out_type);
-  // Warp grid wm x wn = w that reads the least shared memory per K step: each warp reads its
-  // (TM/wm) x TK slice of A and TK x (TN/wn) slice of B.
+  // Warpgroup MMA (wgmma) needs whole warpgroups, one warp per scheduler; a tile of fewer or
+  // odd warps, or one compiled to mma.sync, gets warp-level MMA's share of the rate.
+  const int group = std::max(1, p.sub_partitions);
+  const bool warp_mma = t.warp_mma || w % group != 0;
+  // Grid wm x wn of the operand readers that reads the least shared memory per K step: each
+  // reads its (TM/wm) x TK slice of A and TK x (TN/wn) slice of B. Warp-level MMA reads them
+  // into each warp's registers; Hopper's wgmma reads them once per warpgroup.
   int64_t best = -1;
-  for (int wm = 1; wm <= w; ++wm) {
-    if (w % wm) continue;
-    const int wn = w / wm;
+  const int readers = !warp_mma && p.arch == "CUDA_90" ? w / group : w;
+  for (int wm = 1; wm <= readers; ++wm) {
+    if (readers % wm) continue;
+    const int wn = readers / wm;
     const int64_t elems = t.tm * t.tk * wn + t.tn * t.tk * wm;
     if (best < 0 || elems < best) best = elems, r.warps_m = wm, r.warps_n = wn;
   }
@@ -112,9 +118,6 @@ MatmulTiming matmul_timing(const GpuParams& p, const MatmulTile& t, int slot_war
   r.stage_bytes = (t.tm + t.tn) * t.tk * in_b;
   r.stages = std::max<int64_t>(2, r.stage_bytes > 0 ? slot_sram / r.stage_bytes : 2);
   const double tile_step_flops = 2.0 * t.tm * t.tn * t.tk;  // padded tiles are computed in full
-  // Warpgroup MMA (wgmma) needs whole warpgroups, one warp per scheduler; a tile of fewer or
-  // odd warps, or one compiled to mma.sync, gets warp-level MMA's share of the rate.
-  const bool warp_mma = t.warp_mma || w % std::max(1, p.sub_partitions) != 0;
   const double rate = p.tensor_flops_per_cycle(t.in_type) * p.mma_efficiency * (warp_mma ? p.warp_mma_share : 1.0);
   r.math_step = tile_step_flops / (rate * slot_math_share(p, w));
   r.smem_step = static_cast<double>(best) * in_b / p.smem_bytes_per_cycle;

@@ -180,7 +180,7 @@ struct MatmulTile {
 
 struct MatmulTiming {
   int64_t k_steps = 0;
-  int warps_m = 1, warps_n = 1;          // warp grid over the tile
+  int warps_m = 1, warps_n = 1;          // grid of the operand readers: warps (warpgroups for wgmma)
   int64_t stage_bytes = 0;               // A and B slices of one K step
   int64_t stages = 2;                    // K steps in flight (shared-memory pipeline depth)
   double load_latency = 0;               // of one stage: L2 hit latency + miss share x (HBM - L2)

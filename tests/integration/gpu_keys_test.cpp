@@ -23,10 +23,12 @@ namespace {
 std::string hw() { return "--hw '" + source_dir() + "/configs/gpu_h100.yaml'"; }
 std::string ark(const std::string& rel) { return "'" + example("ark/" + rel) + "'"; }
 
-// One GEMM row for `sim gpu-calibrate`.
-std::string gemm_file(const std::string& d, int64_t m, int64_t n, int64_t k) {
-  const std::string f = d + "/gemm_" + std::to_string(m) + "_" + std::to_string(n) + "_" + std::to_string(k) + ".json";
-  json j = {{"rows", {{{"M", m}, {"N", n}, {"K", k}, {"ms", 1.0}}}}};
+// One GEMM row for `sim gpu-calibrate` (mma: the row's "mma", if any).
+std::string gemm_file(const std::string& d, int64_t m, int64_t n, int64_t k, const std::string& mma = "") {
+  const std::string f = d + "/gemm_" + std::to_string(m) + "_" + std::to_string(n) + "_" + std::to_string(k) + mma + ".json";
+  json row = {{"M", m}, {"N", n}, {"K", k}, {"ms", 1.0}};
+  if (!mma.empty()) row["mma"] = mma;
+  json j = {{"rows", {row}}};
   std::ofstream(f) << j.dump();
   return f;
 }
@@ -126,15 +128,16 @@ std::string args(const std::string& w, const std::string& d) {
     EXPECT_EQ(std::sscanf(w.c_str(), "ops:%lld:%lld:%d", reinterpret_cast<long long*>(&m), reinterpret_cast<long long*>(&n), &warps), 3);
     return "gpu-calibrate --ops '" + ops_file(d, m, n, warps) + "'";
   }
-  // gpu-calibrate with one fixed tile: cal:M:N:K:TILE
+  // gpu-calibrate with one fixed tile: cal:M:N:K:TILE (calsync: the kernel used mma.sync)
   std::vector<std::string> f;
   std::stringstream ss(w);
   for (std::string x; std::getline(ss, x, ':');) f.push_back(x);
-  if (f.size() >= 5 && f[0] == "cal") {
+  if (f.size() >= 5 && (f[0] == "cal" || f[0] == "calsync")) {
     std::string tile = f[4];
     for (size_t i = 5; i < f.size(); ++i) tile += ":" + f[i];
-    return "gpu-calibrate --gemm '" + gemm_file(d, std::stoll(f[1]), std::stoll(f[2]), std::stoll(f[3])) + "' --tile " +
-           tile;
+    const std::string mma = f[0] == "calsync" ? "mma.sync" : "";
+    return "gpu-calibrate --gemm '" + gemm_file(d, std::stoll(f[1]), std::stoll(f[2]), std::stoll(f[3]), mma) +
+           "' --tile " + tile;
   }
   ADD_FAILURE() << "unknown workload " << w;
   return "";
@@ -170,7 +173,9 @@ const std::vector<KeyCase> kCases = {
     {"gpu.sub_partitions", "8", "4", "cal:1024:1024:1024:128x128x64:4:3"},  // 4 warps on 8 schedulers: half rate
     {"gpu.smem_per_block_kib", "100", "227", "cal:4096:4096:4096:64x64x64:4:3"},  // 2 vs 4 tiles per SM
     {"gpu.registers_per_sm_kib", "128", "256", "cal:4096:4096:4096:128x128x64:4:3"},  // 1 vs 2 tiles per SM
-    {"gpu.smem_bytes_per_cycle", "64", "128", "mm4096"},         // operand reads bound the K step
+    // Warp-level MMA reads each warp's operand slices (2 x 4 warps: 128 KiB a K step, 4096
+    // cycles at 32 B/cycle, above the 2560 of math); wgmma would read them once per warpgroup.
+    {"gpu.smem_bytes_per_cycle", "32", "128", "calsync:4096:4096:4096:128x256x64:8:3"},
     {"gpu.tensor_tflops.fp16", "494.7", "989.4", "mm4096"},
     {"gpu.tensor_tflops.bf16", "494.7", "989.4", "mm_bf16"},
     {"gpu.tensor_tflops.fp32", "247.35", "494.7", "mm_fp32"},

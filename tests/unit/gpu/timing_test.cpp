@@ -17,10 +17,19 @@ TEST(GpuTiming, MatmulTileOfTheArkDefaultConfig) {
   models::MatmulTile t;  // 128 x 256 x 64, fp16, K = 4096
   t.k = 4096;
   const models::MatmulTiming m = models::matmul_timing(p, t, 8, 147456);
-  // Warp grid 2 x 4 reads 128*64*4 + 256*64*2 = 65536 halves = 128 KiB per K step: 1024 cycles.
-  EXPECT_EQ(m.warps_m, 2);
-  EXPECT_EQ(m.warps_n, 4);
-  EXPECT_DOUBLE_EQ(m.smem_step, 1024);
+  // Two warpgroups (wgmma reads operands once per warpgroup) in a 1 x 2 grid read
+  // 128*64*2 + 256*64*1 = 32768 halves = 64 KiB per K step: 512 cycles.
+  EXPECT_EQ(m.warps_m, 1);
+  EXPECT_EQ(m.warps_n, 2);
+  EXPECT_DOUBLE_EQ(m.smem_step, 512);
+  // As warp-level MMA every warp reads its slices: the 2 x 4 warp grid reads 128*64*4 +
+  // 256*64*2 = 65536 halves = 128 KiB: 1024 cycles.
+  models::MatmulTile sync = t;
+  sync.warp_mma = true;
+  const models::MatmulTiming ms = models::matmul_timing(p, sync, 8, 147456);
+  EXPECT_EQ(ms.warps_m, 2);
+  EXPECT_EQ(ms.warps_n, 4);
+  EXPECT_DOUBLE_EQ(ms.smem_step, 1024);
   // 2*128*256*64 flop / (4096 * 0.5) = 2048 cycles per step: math-bound.
   EXPECT_DOUBLE_EQ(m.math_step, 2048);
   // A+B slices: 384*64*2 = 48 KiB through the 64 B/cycle port: 768; 147456 B of SRAM = 3
@@ -35,7 +44,7 @@ TEST(GpuTiming, MatmulTileOfTheArkDefaultConfig) {
   EXPECT_EQ(m.k_steps, 64);
   EXPECT_DOUBLE_EQ(m.own_cycles, 133676);
   EXPECT_DOUBLE_EQ(m.sm_math_cycles, 131072);
-  EXPECT_DOUBLE_EQ(m.sm_smem_cycles, 64 * 1024);
+  EXPECT_DOUBLE_EQ(m.sm_smem_cycles, 64 * 512);
   EXPECT_DOUBLE_EQ(m.l2_bytes, 64.0 * 49152 + 65536);
   // Two warps get half the SM's math rate: 4096 cycles per step.
   EXPECT_DOUBLE_EQ(models::matmul_timing(p, t, 2, 147456).own_cycles, 300 + 64 * 4116 + 1024);
