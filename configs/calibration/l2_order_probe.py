@@ -52,14 +52,18 @@ def to_json(path):
     with open(path) as f:
         lines = [l for l in f if l.startswith('"')]
     rows = list(csv.DictReader(lines))
-    launches = sorted({int(r["ID"]) for r in rows})
+    # Only the GEMM's launches (ncu without a kernel filter also profiles the inputs' fills).
+    launches = sorted({int(r["ID"]) for r in rows if "matmul_kernel" in r.get("Kernel Name", "matmul_kernel")})
     out = []
     for i, case in zip(launches, CASES):
         M, N, K, bm, bn, bk, w, s, g = case
         row = {"M": M, "N": N, "K": K, "tile": f"{bm}x{bn}x{bk}:{w}:{s}", "group_m": g}
         for r in rows:
             if int(r["ID"]) == i:
-                row[r["Metric Name"] + " (" + r["Metric Unit"] + ")"] = float(r["Metric Value"].replace(",", ""))
+                try:  # the sections' rows include text values and empty ones: numbers only
+                    row[r["Metric Name"] + " (" + r["Metric Unit"] + ")"] = float(r["Metric Value"].replace(",", ""))
+                except ValueError:
+                    pass
         # The kernel's own duration as "ms": `sim gpu-calibrate --gemm` reads the file as it is
         # (its hbm_mb column against dram__bytes_read.sum; the time has no launch in it).
         row["ms"] = row["gpu__time_duration.sum (ns)"] / 1e6
