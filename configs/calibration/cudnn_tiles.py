@@ -2,8 +2,9 @@
 """The implicit-GEMM tile of a cuDNN convolution, read off the names of the kernels it ran
 (written into conv rows by measure_hopper.py; `sim gpu-calibrate --conv` simulates that tile).
 
-Usage: configs/calibration/cudnn_tiles.py CONV_FILE...   adds (or refreshes) each row's tile
+Usage: configs/calibration/cudnn_tiles.py [--check] CONV_FILE...   adds (or refreshes) each row's tile
 mma (warp-level mma.sync or warpgroup wgmma) and cluster from its "kernels", in place; needs no GPU.
+--check changes nothing: it lists the rows that are not current and exits 1 if there are any.
 """
 import json
 import re
@@ -96,5 +97,27 @@ def retile(paths):
 
 
 
+def derived(row):
+    """What tile_from_kernels, mma_from_kernels and cluster_from_kernels give for a row."""
+    ks = row.get("kernels", [])
+    return {"tile": tile_from_kernels(ks), "mma": mma_from_kernels(ks), "cluster": cluster_from_kernels(ks)}
+
+
+def check(paths):
+    """Rows whose tile, mma or cluster is not what their kernels give (the files are current)."""
+    stale = []
+    for path in paths:
+        with open(path) as f:
+            for i, row in enumerate(json.load(f)["rows"]):
+                for key, want in derived(row).items():
+                    if row.get(key) != want:
+                        stale.append(f"{path}: /rows/{i}/{key} is {row.get(key)!r}, its kernels give {want!r}")
+    return stale
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--check"]:
+        problems = check(sys.argv[2:])
+        print("\n".join(problems) or f"{len(sys.argv) - 2} files current")
+        sys.exit(1 if problems else 0)
     retile(sys.argv[1:])
