@@ -455,7 +455,7 @@ TEST(GpuCalibrate, KernelsMeasuredOnTheH100AgainstItsConfiguration) {
 // Hopper's warp-level MMA (configs/calibration/h100_triton_mma_probe.json, kernel_probe.py mma):
 // the same Triton tiles at 8192^3 as wgmma and, with DISABLE_MMA_V3=1, as mma.sync, 1.6-1.85x
 // slower where the math bounds them. gpu.matmul.warp_mma_share (0.5) was fitted on these rows:
-// 8.9% / 18.0% with it, 13.9% / 46.0% without (every mma.sync row too fast).
+// 8.8% / 18.0% with it, 13.9% / 46.0% without (every mma.sync row too fast).
 TEST(GpuCalibrate, TritonTilesAsWarpLevelMmaOnTheH100) {
   expect_gemm_like_targets("gemm", "h100_triton_mma_probe.json", 16, 10.0, 20.0);
 }
