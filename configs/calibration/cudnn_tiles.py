@@ -78,18 +78,7 @@ def retile(paths):
         with open(path) as f:
             doc = json.load(f)
         for row in doc["rows"]:
-            row.pop("tile", None)
-            row.pop("mma", None)
-            row.pop("cluster", None)
-            tile = tile_from_kernels(row.get("kernels", []))
-            if tile:
-                row["tile"] = tile
-            mma = mma_from_kernels(row.get("kernels", []))
-            if mma:
-                row["mma"] = mma
-            cluster = cluster_from_kernels(row.get("kernels", []))
-            if cluster:
-                row["cluster"] = cluster
+            annotate(row)
         with open(path, "w") as f:
             json.dump(doc, f, indent=1)
             f.write("\n")
@@ -101,6 +90,14 @@ def derived(row):
     """What tile_from_kernels, mma_from_kernels and cluster_from_kernels give for a row."""
     ks = row.get("kernels", [])
     return {"tile": tile_from_kernels(ks), "mma": mma_from_kernels(ks), "cluster": cluster_from_kernels(ks)}
+
+
+def annotate(row):
+    """Sets (or removes) the row's tile, mma and cluster to what its kernels give."""
+    for key, value in derived(row).items():
+        row.pop(key, None)
+        if value:
+            row[key] = value
 
 
 def check(paths):

@@ -80,7 +80,7 @@ def cases():
 def time_cases():
     import torch
     from measure_hopper import bench_ms, kernel_ms
-    from cudnn_tiles import tile_from_kernels, mma_from_kernels, cluster_from_kernels
+    from cudnn_tiles import annotate
     torch.backends.cudnn.benchmark = True
     rows = []
     for row, f in cases():
@@ -88,15 +88,7 @@ def time_cases():
         torch.cuda.synchronize()
         row["ms"] = bench_ms(f)
         row["kernel_ms"], row["kernels"] = kernel_ms(f)
-        tile = tile_from_kernels(row["kernels"])
-        if tile:
-            row["tile"] = tile
-        mma = mma_from_kernels(row["kernels"])
-        if mma:
-            row["mma"] = mma
-        cluster = cluster_from_kernels(row["kernels"])
-        if cluster:
-            row["cluster"] = cluster
+        annotate(row)
         rows.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
     json.dump(rows, sys.stdout, indent=1)

@@ -27,7 +27,7 @@ import time
 
 import torch
 import triton
-from cudnn_tiles import tile_from_kernels, mma_from_kernels, cluster_from_kernels
+from cudnn_tiles import annotate
 import triton.language as tl
 from triton.testing import do_bench
 
@@ -268,15 +268,7 @@ def measure_convs(outdir, meta):
                    "stride": stride, "pad": pad, "dtype": "fp16", "layout": "NHWC", "ms": bench_ms(f)}
             try:
                 row["kernel_ms"], row["kernels"] = kernel_ms(f)
-                tile = tile_from_kernels(row["kernels"])
-                if tile:
-                    row["tile"] = tile
-                mma = mma_from_kernels(row["kernels"])
-                if mma:
-                    row["mma"] = mma
-                cluster = cluster_from_kernels(row["kernels"])
-                if cluster:
-                    row["cluster"] = cluster
+                annotate(row)
             except Exception as e:
                 row["kernels_error"] = str(e)[:200]
             rows.append(row)

@@ -270,7 +270,7 @@ TaskDemand task_demand(const GpuParams& p, const gpu::Op& op, int own_rank, int 
   const double mem_own = local + remote > 0 ? p.hbm_latency_cycles + (local + remote) / slot_memory_rate(p, slot_warps) : 0;
   d.own_cycles += std::max(math_own, mem_own);
   d.own_limiter = math_own > mem_own ? Limiter::Math : Limiter::Latency;
-  d.l2_bytes = local;
+  d.l2_bytes = d.l2_slice_bytes = local;
   d.hbm_bytes = std::min(hbm_bytes_per_task, local);
   return d;
 }

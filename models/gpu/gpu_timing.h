@@ -151,7 +151,7 @@ struct TaskDemand {
   double sm_math_cycles = 0;   // occupancy of the SM's math pipes at the whole SM's rate
   double sm_smem_cycles = 0;   // occupancy of the SM's shared-memory port (matmul operand reads)
   double l2_bytes = 0;         // loads and stores of this SM through the L2 (and its SM port)
-  double l2_slice_bytes = -1;  // of them, what the L2 slices serve (fewer with TMA multicast); < 0: all
+  double l2_slice_bytes = 0;   // of them, what the L2 slices serve (fewer with TMA multicast)
   double hbm_bytes = 0;        // the part of them that reaches HBM
   double flops = 0;
   std::vector<std::pair<int, double>> link_bytes;  // (destination rank, bytes) written remotely

@@ -243,14 +243,13 @@ void SmArray::run_op(int proc, size_t thread, const GpuSeq& q, int ti, int oi, c
     const TaskDemand one = demand(q, seq_index, ti, oi, ids[i]);
     if (i == 0) {
       d = one;
-      if (d.l2_slice_bytes < 0) d.l2_slice_bytes = d.l2_bytes;
       continue;
     }
     d.own_cycles += one.own_cycles;
     d.sm_math_cycles += one.sm_math_cycles;
     d.sm_smem_cycles += one.sm_smem_cycles;
     d.l2_bytes += one.l2_bytes;
-    d.l2_slice_bytes += one.l2_slice_bytes < 0 ? one.l2_bytes : one.l2_slice_bytes;
+    d.l2_slice_bytes += one.l2_slice_bytes;
     d.hbm_bytes += one.hbm_bytes;
     d.flops += one.flops;
     d.proxy_put_bytes += one.proxy_put_bytes;
@@ -264,7 +263,7 @@ void SmArray::run_op(int proc, size_t thread, const GpuSeq& q, int ti, int oi, c
   consider(m_math[proc].reserve(ready, d.sm_math_cycles), Limiter::Math);
   consider(m_smem[proc].reserve(ready, d.sm_smem_cycles), Limiter::Smem);
   consider(m_port[proc].reserve(ready, d.l2_bytes), Limiter::L2);
-  consider(m_l2.reserve(ready, d.l2_slice_bytes < 0 ? d.l2_bytes : d.l2_slice_bytes), Limiter::L2);
+  consider(m_l2.reserve(ready, d.l2_slice_bytes), Limiter::L2);
   consider(m_hbm_server.reserve(ready, d.hbm_bytes), Limiter::Hbm);
   for (const auto& [dst, bytes] : d.link_bytes) consider(m_sys.links.transfer(m_rank, dst, ready, bytes), Limiter::Link);
   clk.wait_until(end);
