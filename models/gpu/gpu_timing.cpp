@@ -207,6 +207,29 @@ std::pair<int64_t, int64_t> matmul_tile_index(int64_t i, int64_t mt, int64_t nt,
   return {first + (i % in_group) % rows, (i % in_group) / rows};
 }
 
+std::vector<MatmulSegment> stream_k_segments(int64_t tiles, int64_t k_steps, int64_t workers, int64_t worker) {
+  std::vector<MatmulSegment> out;
+  const int64_t p = std::max<int64_t>(1, workers);
+  if (tiles <= 0 || k_steps <= 0 || worker < 0 || worker >= p) return out;
+  const int64_t dp_tiles = tiles % p == 0 ? tiles : std::max<int64_t>(0, tiles / p - 1) * p;
+  for (int64_t t = worker; t < dp_tiles; t += p) out.push_back({t, 0, k_steps, 1});
+  // K steps [W w / P, W (w + 1) / P) of the shared region belong to worker w.
+  const int64_t total = (tiles - dp_tiles) * k_steps;
+  auto owner = [&](int64_t step) {
+    int64_t w = step * p / total;
+    while (w + 1 < p && total * (w + 1) / p <= step) ++w;
+    while (w > 0 && total * w / p > step) --w;
+    return w;
+  };
+  for (int64_t a = total * worker / p, b = total * (worker + 1) / p; a < b;) {
+    const int64_t tile = a / k_steps, kb = a % k_steps, ke = std::min(k_steps, kb + (b - a));
+    const int64_t parts = owner((tile + 1) * k_steps - 1) - owner(tile * k_steps) + 1;
+    out.push_back({dp_tiles + tile, kb, ke, parts});
+    a += ke - kb;
+  }
+  return out;
+}
+
 double flop_weight(const GpuParams& p, gpu::OpType t) {
   switch (t) {
     case gpu::OpType::Exp: case gpu::OpType::Gelu: case gpu::OpType::Sigmoid: case gpu::OpType::Rsqrt:
@@ -216,11 +239,59 @@ double flop_weight(const GpuParams& p, gpu::OpType t) {
   }
 }
 
+namespace {
+
+// A stream-K worker (docs/gpu.md#stream-k): its segments one after the other, each a tile's K
+// loop over its K steps with its own prologue. A segment of a shared tile that does not start
+// it stores its fp32 partial instead of C; the one that starts it (it reaches the tile last)
+// reads the other parts' partials from the L2 and stores C.
+TaskDemand stream_k_demand(const GpuParams& p, const gpu::Op& op, int slot_warps, int64_t slot_sram,
+                           double hbm_bytes_per_task, int64_t worker, double wait_bytes_per_task) {
+  TaskDemand d;
+  const MatmulTile whole = matmul_tile(op, 0);
+  const gpu::MatmulShape& s = *op.matmul;
+  const int64_t tiles = std::max<int64_t>(1, s.batch) * ceil_div(s.m, whole.tm) * ceil_div(s.n, whole.tn);
+  const int64_t k_steps = ceil_div(s.k, whole.tk), in_b = gpu::data_type_bytes(whole.in_type);
+  const std::vector<MatmulSegment> segs =
+      stream_k_segments(tiles, k_steps, std::max<int64_t>(1, op.config.num_tasks), worker);
+  std::vector<MatmulTile> seg_tiles;
+  double loads = 0;
+  for (const MatmulSegment& g : segs) {
+    MatmulTile t = matmul_tile(op, g.tile);
+    t.k = std::min(s.k, g.k_end * t.tk) - g.k_begin * t.tk;
+    loads += static_cast<double>(ceil_div(t.k, t.tk) * (t.m_valid + t.n_valid) * t.tk * in_b);
+    seg_tiles.push_back(t);
+  }
+  const double waits = wait_bytes_per_task >= 0 ? wait_bytes_per_task : hbm_bytes_per_task;
+  double longest = -1;
+  for (size_t i = 0; i < segs.size(); ++i) {
+    const MatmulTile& t = seg_tiles[i];
+    const MatmulTiming m = matmul_timing(p, t, slot_warps, slot_sram, loads > 0 ? waits / loads : 1);
+    const double c_elems = static_cast<double>(t.m_valid * t.n_valid), out_b = gpu::data_type_bytes(t.out_type);
+    // Fixup bytes through the SM port: a partial (fp32 instead of C), or the others' partials.
+    const double fixup = segs[i].parts <= 1 ? 0
+                         : segs[i].k_begin > 0 ? c_elems * (4 - out_b)
+                                               : c_elems * 4 * static_cast<double>(segs[i].parts - 1);
+    d.own_cycles += m.own_cycles + fixup / p.sm_l2_bytes_per_cycle;
+    if (m.own_cycles > longest) longest = m.own_cycles, d.own_limiter = m.limiter;
+    d.sm_math_cycles += m.sm_math_cycles;
+    d.sm_smem_cycles += m.sm_smem_cycles;
+    d.l2_bytes += m.l2_bytes + fixup;
+    d.l2_slice_bytes += m.l2_slice_bytes + fixup;
+  }
+  d.hbm_bytes = std::min(hbm_bytes_per_task, d.l2_bytes);
+  d.flops = static_cast<double>(op.task_cost.flops);
+  return d;
+}
+
+}  // namespace
+
 TaskDemand task_demand(const GpuParams& p, const gpu::Op& op, int own_rank, int slot_warps, int64_t slot_sram,
                        double hbm_bytes_per_task, int64_t task_id, double wait_bytes_per_task) {
   TaskDemand d;
   const gpu::OpClass cls = gpu::op_class(op.type);
   if (op.is_virtual || cls == gpu::OpClass::Virtual) return d;
+  if (op.type == gpu::OpType::Matmul && op.config.stream_k) return stream_k_demand(p, op, slot_warps, slot_sram, hbm_bytes_per_task, task_id, wait_bytes_per_task);
   if (op.type == gpu::OpType::Matmul) {
     const MatmulTile tile = matmul_tile(op, task_id);
     // The bytes this tile waits on HBM for (the L2 pass) over its A and B loads: the share that

@@ -224,6 +224,19 @@ MatmulTile matmul_tile(const gpu::Op& op, int64_t task_id);
 // running at once share fewer B columns.
 std::pair<int64_t, int64_t> matmul_tile_index(int64_t i, int64_t mt, int64_t nt, int64_t group_m);
 
+// A stream-K worker's share of a matmul (docs/gpu.md#stream-k): K steps [k_begin, k_end) of
+// tile `tile`, which `parts` workers compute together (1: the whole tile).
+struct MatmulSegment {
+  int64_t tile = 0;
+  int64_t k_begin = 0, k_end = 0;
+  int64_t parts = 1;
+};
+// The segments of worker `worker` of `workers` over `tiles` tiles of `k_steps` K steps each, as
+// CUTLASS's and cuBLAS's data-parallel + stream-K schedule splits them: all whole waves but the
+// last run data-parallel (worker w takes tiles w, w + workers, ...); the last whole wave and the
+// remainder are shared out by K steps, each worker an equal contiguous range in tile order.
+std::vector<MatmulSegment> stream_k_segments(int64_t tiles, int64_t k_steps, int64_t workers, int64_t worker);
+
 // Flops an element-wise/reduce op costs per counted flop (transcendental functions cost more).
 double flop_weight(const GpuParams& p, gpu::OpType t);
 

@@ -115,6 +115,7 @@ std::string tile_name(const mapping::MatmulPlanSpec& t) {
   std::string s = std::to_string(t.tm) + "x" + std::to_string(t.tn) + "x" + std::to_string(t.tk) + ":" +
                   std::to_string(t.warps) + ":" + std::to_string(t.stages);
   if (t.split_k > 1) s += " split-K " + std::to_string(t.split_k);
+  if (t.stream_k) s += " stream-K";
   if (t.warp_mma) s += " mma.sync";
   if (t.cluster_m * t.cluster_n > 1) s += " cluster " + std::to_string(t.cluster_m) + "x" + std::to_string(t.cluster_n);
   return s;
@@ -208,7 +209,9 @@ struct BestTile {
 // Default candidates: ARK's 128x256 tile and smaller ones, each with 3 stages and with a deeper
 // pipeline (libraries pick 4-7 stages for skinny, latency-bound shapes).
 // Libraries also split K when the tiles do not fill the SMs (cuBLAS's split-K): 128x128 and
-// 64x128 tiles in 2 and 4 parts, 128x256 in 2, are candidates too. (Without clusters, though
+// 64x128 tiles in 2 and 4 parts, 128x256 in 2, are candidates too; and where they fill them,
+// cuBLAS's persistent Hopper kernels share the last wave out by K steps (stream-K: 128x256 and
+// 128x128, docs/gpu.md#stream-k). (Without clusters, though
 // cuBLAS runs its Hopper kernels in clusters: docs/gpu.md#clusters-and-tma-multicast says why.)
 std::vector<mapping::MatmulPlanSpec> candidate_tiles(const GpuCliOptions& o) {
   static const std::vector<std::string> defaults{"128x256x64:8:3", "256x128x64:8:3", "128x128x64:4:3", "128x64x64:4:3",
@@ -218,11 +221,16 @@ std::vector<mapping::MatmulPlanSpec> candidate_tiles(const GpuCliOptions& o) {
       {"128x128x64:4:3", 2}, {"128x128x64:4:3", 4}, {"128x256x64:8:3", 2}, {"64x128x64:4:5", 2}, {"64x128x64:4:5", 4}};
   std::vector<mapping::MatmulPlanSpec> tiles;
   for (const std::string& t : o.tiles.empty() ? defaults : o.tiles) tiles.push_back(parse_tile(t));
-  if (o.tiles.empty())
+  if (o.tiles.empty()) {
     for (const auto& [t, split] : splits) {
       tiles.push_back(parse_tile(t));
       tiles.back().split_k = split;
     }
+    for (const char* t : {"128x256x64:8:3", "128x128x64:4:3"}) {
+      tiles.push_back(parse_tile(t));
+      tiles.back().stream_k = true;
+    }
+  }
   return tiles;
 }
 
@@ -251,6 +259,12 @@ std::vector<BestTile> best_tiles(const std::vector<GemmProblem>& problems, const
     if (s.sram_bytes > smem_limit) return {};
     // A split needs equal parts of at least one K step; an implicit GEMM is not split.
     if (s.split_k > 1 && (g.a_rows > 0 || g.k % s.split_k != 0 || g.k / s.split_k < s.tk)) return {};
+    // Stream-K shares out the last wave of a kernel whose tiles fill the SMs; with fewer tiles
+    // than SMs libraries split K instead (the split-K candidates). Only on Hopper, where cuBLAS's
+    // kernels were seen persistent (the A100's rows were fitted without it).
+    if (s.stream_k && (params.arch != "CUDA_90" || g.a_rows > 0 ||
+                       ((g.m + s.tm - 1) / s.tm) * ((g.n + s.tn - 1) / s.tn) < params.num_sms))
+      return {};
     // The sum's 4-warp programs hold `split` fp32 values per output column and thread.
     s.sum_programs_per_sm = models::rowwise_programs_per_sm(params, 4, s.split_k * ((g.n + 127) / 128));
     // Occupancy: as many tiles per SM as its warps, shared memory and registers hold.

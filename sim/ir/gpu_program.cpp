@@ -270,7 +270,8 @@ OpCost op_task_cost(const Op& op, int own_rank) {
   OpCost total = op_cost(op, own_rank);
   if (!op.config.present) return total;
   OpCost c;
-  if (op.type == OpType::Matmul && op.matmul && op.config.tile_shape_mnk &&
+  // A stream-K worker's share is the op's over the workers (the next case's even split).
+  if (op.type == OpType::Matmul && op.matmul && op.config.tile_shape_mnk && !op.config.stream_k &&
       op.read_tensors.size() >= 2 && !op.write_tensors.empty()) {
     // One task = one TileM x TileN output tile with the whole K loop inside it.
     const auto& tile = *op.config.tile_shape_mnk;

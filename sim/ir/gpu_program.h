@@ -113,6 +113,7 @@ struct OpConfig {
   int64_t tile_group_m = 1;  // Matmul tile order (models/gpu/gpu_timing.h matmul_tile_index): ARK's is row-major
   bool warp_mma = false;     // Matmul compiled to warp-level mma.sync (a measured kernel's; plans do not say)
   int64_t cluster_m = 1, cluster_n = 1;  // Matmul thread-block cluster sharing B / A slices (TMA multicast)
+  bool stream_k = false;     // Matmul as a persistent stream-K kernel: each task a worker (gpu-calibrate's; plans do not say)
   std::string impl_type;     // Reduce: "WarpWise" / "ElementWise"
   std::string channel_type;  // Send/Recv/SendDone/DeviceSync: "Proxy" / "Sm"
   std::string packet_type;   // *Packet: "mscclpp::LL8Packet" / "mscclpp::LL16Packet"

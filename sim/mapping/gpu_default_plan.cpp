@@ -246,6 +246,12 @@ gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t sm
   const int wpp = s.slots > 0 ? static_cast<int>(s.slots) * s.warps : std::max(s.warps, s.warps_per_processor);
   int64_t slots = wpp / s.warps;
   if (s.sram_bytes > 0) slots = std::min<int64_t>(slots, smem_limit / s.sram_bytes);
+  if (s.stream_k) {
+    if (split > 1) throw InternalError("single_matmul_plan: stream-K with split-K");
+    // One worker per slot of every SM (fewer when there are fewer K steps than that).
+    op.config.stream_k = true;
+    op.config.num_tasks = std::min(op.config.num_tasks * ceil_div(s.k, s.tk), num_sms * std::max<int64_t>(1, slots));
+  }
   place_single_op(p, op, num_sms, std::max<int64_t>(1, slots), wpp);
   if (split > 1) {
     // Then the partials are summed into C: one program of 4 warps per row of C reads its `split`

@@ -39,6 +39,7 @@ struct MatmulPlanSpec {
   bool warp_mma = false;       // the kernel uses warp-level mma.sync (not Hopper's warpgroup MMA)
   int64_t cluster_m = 1, cluster_n = 1;  // thread-block cluster: tiles along M / N that multicast B / A
   int64_t split_k = 1;         // > 1: K split in that many parts (dividing K), fp32 partials summed by a second op
+  bool stream_k = false;       // a persistent kernel: one worker per slot shares the tiles' K steps (docs/gpu.md#stream-k)
   int64_t sum_programs_per_sm = 8;  // the sum's 4-warp programs an SM holds at once
 };
 gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t smem_limit);

@@ -414,12 +414,12 @@ TEST(GpuCalibrate, HeldOutTritonTileGemmsOnH200MedianWithin10PercentWorstWithin4
   expect_gemm_like_targets("gemm", "h200_triton_gemm_heldout.json", 95, 10.0, 40.0, "gemm_triton");
 }
 
-// cuBLAS rows: the best of the candidate tiles (split-K ones included) stands for cuBLAS's
-// choice. The worst, 3072^3 (+34%), and 1536 x 1536 x 12288 (+31%, split-K 4) are where cuBLAS's
-// stream-K does better than whole splits.
-TEST(GpuCalibrate, CublasGemmsOnH200MedianWithin10Percent) {
-  expect_gemm_like_targets("gemm", "h200_triton_gemm.json", 118, 10.0, 15.0, "gemm_cublas");
-  expect_gemm_like_targets("gemm", "h200_triton_gemm_heldout.json", 95, 10.0, 40.0, "gemm_cublas");
+// cuBLAS rows: the best of the candidate tiles (split-K and stream-K ones included) stands for
+// cuBLAS's choice. Today dev 5.7% / 14.4%, heldout 8.5% / 9.2%; before the stream-K candidates
+// 3072^3 (+34%) and 1536 x 1536 x 12288 (+34%, split-K 4) were the heldout worst.
+TEST(GpuCalibrate, CublasGemmsOnH200MedianWithin10PercentWorstWithin30) {
+  expect_gemm_like_targets("gemm", "h200_triton_gemm.json", 118, 10.0, 20.0, "gemm_cublas");
+  expect_gemm_like_targets("gemm", "h200_triton_gemm_heldout.json", 95, 10.0, 30.0, "gemm_cublas");
 }
 
 // cuDNN convolutions as implicit GEMMs with the tile, MMA and cluster cuDNN's kernel names give
@@ -438,14 +438,14 @@ TEST(GpuCalibrate, HeldOutRowwiseKernelsOfOtherSizesOnH200MedianWithin10PercentW
 // The same programs measured on an "NVIDIA H100 80GB HBM3" (configs/calibration/h100_*: both sets
 // are held out for configs/gpu_h100.yaml, whose loaded-latency factor was fitted on the H200's
 // dev rows). Today: Triton heldout 9.4% / 27.6%, dev 8.8% / 40.7% (row-major small tiles at
-// 8192^3, too fast); cuBLAS dev 4.0% / 15.2%, heldout 7.5% / 36.4% (stream-K shapes); convolutions
+// 8192^3, too fast); cuBLAS dev 4.7% / 15.1%, heldout 9.2% / 11.1% (with stream-K); convolutions
 // heldout 6.6% / 26.4%, dev 12.0% / 65.4%; row-wise 1.5% / 13.3% and 1.3% / 10.0%: every heldout
 // set of GEMM tiles, convolutions and row-wise kernels within issue 11's 10% / 30%.
 TEST(GpuCalibrate, KernelsMeasuredOnTheH100AgainstItsConfiguration) {
   expect_gemm_like_targets("gemm", "h100_triton_gemm_heldout.json", 95, 10.0, 30.0, "gemm_triton");
   expect_gemm_like_targets("gemm", "h100_triton_gemm.json", 118, 10.0, 45.0, "gemm_triton");
   expect_gemm_like_targets("gemm", "h100_triton_gemm.json", 118, 10.0, 20.0, "gemm_cublas");
-  expect_gemm_like_targets("gemm", "h100_triton_gemm_heldout.json", 95, 10.0, 40.0, "gemm_cublas");
+  expect_gemm_like_targets("gemm", "h100_triton_gemm_heldout.json", 95, 10.0, 30.0, "gemm_cublas");
   expect_gemm_like_targets("conv", "h100_cudnn_conv_heldout.json", 30, 10.0, 30.0);
   expect_gemm_like_targets("conv", "h100_cudnn_conv.json", 36, 15.0, 70.0);
   expect_rowwise_targets("gpu_h100", "h100_triton_rowwise.json", 3350, 48);

@@ -243,3 +243,56 @@ TEST(GpuTileModel, SplitKPlansPartialProductsThenTheirSum) {
   s.k = 1001;
   EXPECT_THROW(mapping::single_matmul_plan(s, 132, 227 * 1024), InternalError);
 }
+
+TEST(GpuTileModel, StreamKKeepsWholeWavesButTheLastDataParallelAndSharesTheRestByKSteps) {
+  using Seg = models::MatmulSegment;
+  auto same = [](const std::vector<Seg>& got, const std::vector<Seg>& want) {
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].tile, want[i].tile) << i;
+      EXPECT_EQ(got[i].k_begin, want[i].k_begin) << i;
+      EXPECT_EQ(got[i].k_end, want[i].k_end) << i;
+      EXPECT_EQ(got[i].parts, want[i].parts) << i;
+    }
+  };
+  // 5 tiles of 4 K steps on 2 workers: tiles 0 and 1 are the data-parallel wave; the last whole
+  // wave and the remainder (tiles 2-4, 12 steps) go 6 steps to each, so tile 3 has 2 parts.
+  same(models::stream_k_segments(5, 4, 2, 0), {{0, 0, 4, 1}, {2, 0, 4, 1}, {3, 0, 2, 2}});
+  same(models::stream_k_segments(5, 4, 2, 1), {{1, 0, 4, 1}, {3, 2, 4, 2}, {4, 0, 4, 1}});
+  // Tiles that fill whole waves stay data-parallel.
+  same(models::stream_k_segments(4, 4, 2, 1), {{1, 0, 4, 1}, {3, 0, 4, 1}});
+  // Fewer tiles than workers: 8 steps of one tile over 3 workers, [0,2), [2,5), [5,8).
+  same(models::stream_k_segments(1, 8, 3, 0), {{0, 0, 2, 3}});
+  same(models::stream_k_segments(1, 8, 3, 2), {{0, 5, 8, 3}});
+}
+
+TEST(GpuTileModel, StreamKWorkersShareTheMathAndPayTheFixupThroughTheirPorts) {
+  // C[256,512] = A[256,1024] x B[1024,512] in 128x128x64 tiles: 8 tiles x 16 K steps on 3
+  // workers (3 SMs, one slot each). Tiles 0-2 data-parallel; tiles 3-7 (80 steps) in ranges
+  // [0,26), [26,53), [53,80): tiles 4 and 6 have 2 parts each.
+  mapping::MatmulPlanSpec s;
+  s.m = 256, s.n = 512, s.k = 1024;
+  s.tm = s.tn = 128, s.tk = 64, s.warps = 4, s.stages = 3, s.sram_bytes = 3 * 256 * 64 * 2, s.slots = 1;
+  s.stream_k = true;
+  const gpu::Program p = mapping::single_matmul_plan(s, 3, 227 * 1024);
+  ASSERT_EQ(p.task_infos.size(), 1u);
+  EXPECT_EQ(p.task_infos[0].num_tasks, 3);
+  const gpu::Op& op = p.task_infos[0].ops[0];
+  EXPECT_TRUE(op.config.stream_k);
+  const models::GpuParams gp = test::round_gpu_params();
+  double math = 0, port = 0, flops = 0;
+  for (int64_t w = 0; w < 3; ++w) {
+    const models::TaskDemand d = models::task_demand(gp, op, 0, 4, s.sram_bytes, 0, w, 0);
+    math += d.sm_math_cycles, port += d.l2_bytes, flops += d.flops;
+    EXPECT_DOUBLE_EQ(d.l2_slice_bytes, d.l2_bytes);  // no cluster
+  }
+  // Math: 8 tiles x 16 steps x 2*128*128*64 / (4096 x 0.5) = 131072 cycles, however shared.
+  EXPECT_DOUBLE_EQ(math, 8 * 16 * 1024);
+  // Port: the A and B slices (8 x 16 x 256*64*2), C once per tile (8 x 128*128*2), and per
+  // 2-part tile one fp32 partial stored (128*128*4) and read back by the part that starts it.
+  EXPECT_DOUBLE_EQ(port, 8 * 16 * 32768 + 8 * 32768 + 2 * (65536 + 65536));
+  EXPECT_NEAR(flops, 2.0 * 256 * 512 * 1024, 3);
+  // Never more workers than K steps.
+  s.m = 128, s.n = 128, s.k = 128;
+  EXPECT_EQ(mapping::single_matmul_plan(s, 3, 227 * 1024).task_infos[0].num_tasks, 2);
+}
