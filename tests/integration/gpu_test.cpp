@@ -256,6 +256,31 @@ TEST(GpuCalibrate, ClustersMulticastSlicesFromTheL2ButNotThroughTheSmPort) {
   EXPECT_LT(quad, 1.1 * port_us);
 }
 
+// Stream-K candidates (docs/gpu.md#stream-k): 3072^3 in 128x256 tiles is 288 tiles on 132 SMs,
+// 2.18 waves; the persistent kernel shares the third wave out by K steps, so it beats the same
+// tile data-parallel (3 waves) by about a quarter, and stays above the flops at the peak. Only
+// on Hopper, and only where the tiles fill the SMs (256x4096x4096: 64 tiles of 128x128).
+TEST(GpuCalibrate, StreamKSharesTheLastWaveOnHopperWhereTheTilesFillTheSms) {
+  const std::string d = scratch_dir("gpu_calibrate_stream_k");
+  const std::string f = d + "/g.json";
+  std::ofstream(f) << R"({"rows":[{"M":3072,"N":3072,"K":3072,"ms":0.08},{"M":256,"N":4096,"K":4096,"ms":0.03}]})";
+  const auto r = run_sim("gpu-calibrate " + hw("gpu_h100") + " --gemm '" + f + "' --csv '" + d + "/c.csv'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto rows = calibration_csv(d + "/c.csv");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[1][6], "128x256x64:8:3 stream-K") << r.output;
+  EXPECT_EQ(rows[2][6].find("stream-K"), std::string::npos) << r.output;
+  const auto dp = run_sim("gpu-calibrate " + hw("gpu_h100") + " --gemm '" + f + "' --tile 128x256x64:8:3 --csv '" + d +
+                          "/dp.csv'");
+  ASSERT_EQ(dp.exit_code, 0) << dp.output;
+  const double sk_us = std::stod(rows[1][4]), dp_us = std::stod(calibration_csv(d + "/dp.csv")[1][4]);
+  EXPECT_LT(sk_us, 0.85 * dp_us);
+  EXPECT_GT(sk_us, 2.0 * 3072 * 3072 * 3072 / 989.4e6);
+  const auto a100 = run_sim("gpu-calibrate " + hw("gpu_a100_80gb") + " --gemm '" + f + "' --csv '" + d + "/a.csv'");
+  ASSERT_EQ(a100.exit_code, 0) << a100.output;
+  EXPECT_EQ(calibration_csv(d + "/a.csv")[1][6].find("stream-K"), std::string::npos) << a100.output;
+}
+
 // Median and worst |error| of a `gpu-calibrate --csv` file (error column `col`).
 std::pair<double, double> median_and_worst(const std::vector<std::vector<std::string>>& rows, size_t col) {
   std::vector<double> err;
