@@ -241,35 +241,40 @@ double flop_weight(const GpuParams& p, gpu::OpType t) {
 
 namespace {
 
-// A stream-K worker (docs/gpu.md#stream-k): its segments one after the other, each a tile's K
-// loop over its K steps with its own prologue. A segment of a shared tile that does not start
-// it stores its fp32 partial instead of C; the one that starts it (it reaches the tile last)
-// reads the other parts' partials from the L2 and stores C.
-TaskDemand stream_k_demand(const GpuParams& p, const gpu::Op& op, int slot_warps, int64_t slot_sram,
-                           double hbm_bytes_per_task, int64_t worker, double wait_bytes_per_task) {
+// The tiles (or, for a stream-K worker, pieces of tiles: docs/gpu.md#stream-k) that one task
+// computes one after the other, each a K loop over its steps with its own prologue. A piece of a
+// shared tile that does not start it stores its fp32 partial instead of C; the one that starts
+// it (it reaches the tile last) reads the other parts' partials from the L2 and stores C.
+TaskDemand matmul_demand(const GpuParams& p, const gpu::Op& op, int slot_warps, int64_t slot_sram,
+                         double hbm_bytes_per_task, int64_t task_id, double wait_bytes_per_task) {
   TaskDemand d;
-  const MatmulTile whole = matmul_tile(op, 0);
-  const gpu::MatmulShape& s = *op.matmul;
-  const int64_t tiles = std::max<int64_t>(1, s.batch) * ceil_div(s.m, whole.tm) * ceil_div(s.n, whole.tn);
-  const int64_t k_steps = ceil_div(s.k, whole.tk), in_b = gpu::data_type_bytes(whole.in_type);
-  const std::vector<MatmulSegment> segs =
-      stream_k_segments(tiles, k_steps, std::max<int64_t>(1, op.config.num_tasks), worker);
-  std::vector<MatmulTile> seg_tiles;
+  const MatmulTile first = matmul_tile(op, 0);  // its k: the op's K (0 without a shape)
+  const int64_t k_steps = ceil_div(first.k, first.tk);
+  std::vector<MatmulSegment> segs{{task_id, 0, k_steps, 1}};
+  if (op.config.stream_k && op.matmul) {
+    const gpu::MatmulShape& s = *op.matmul;
+    segs = stream_k_segments(std::max<int64_t>(1, s.batch) * ceil_div(s.m, first.tm) * ceil_div(s.n, first.tn), k_steps,
+                             std::max<int64_t>(1, op.config.num_tasks), task_id);
+  }
+  std::vector<MatmulTile> tiles;
   double loads = 0;
   for (const MatmulSegment& g : segs) {
     MatmulTile t = matmul_tile(op, g.tile);
-    t.k = std::min(s.k, g.k_end * t.tk) - g.k_begin * t.tk;
-    loads += static_cast<double>(ceil_div(t.k, t.tk) * (t.m_valid + t.n_valid) * t.tk * in_b);
-    seg_tiles.push_back(t);
+    t.k = std::min(first.k, g.k_end * t.tk) - g.k_begin * t.tk;
+    loads += static_cast<double>(ceil_div(t.k, t.tk) * (t.m_valid + t.n_valid) * t.tk * gpu::data_type_bytes(t.in_type));
+    tiles.push_back(t);
   }
+  // The bytes this task waits on HBM for (the L2 pass) over its A and B loads: the share that
+  // misses. A tile that reads a panel another tile of its wave is fetching waits for the same
+  // fill, so such reads count as misses here though HBM moves them once.
   const double waits = wait_bytes_per_task >= 0 ? wait_bytes_per_task : hbm_bytes_per_task;
   double longest = -1;
   for (size_t i = 0; i < segs.size(); ++i) {
-    const MatmulTile& t = seg_tiles[i];
+    const MatmulTile& t = tiles[i];
     const MatmulTiming m = matmul_timing(p, t, slot_warps, slot_sram, loads > 0 ? waits / loads : 1);
     const double c_elems = static_cast<double>(t.m_valid * t.n_valid), out_b = gpu::data_type_bytes(t.out_type);
     // Fixup bytes through the SM port: a partial (fp32 instead of C), or the others' partials.
-    const double fixup = segs[i].parts <= 1 ? 0
+    const double fixup = segs[i].parts <= 1    ? 0
                          : segs[i].k_begin > 0 ? c_elems * (4 - out_b)
                                                : c_elems * 4 * static_cast<double>(segs[i].parts - 1);
     d.own_cycles += m.own_cycles + fixup / p.sm_l2_bytes_per_cycle;
@@ -291,26 +296,8 @@ TaskDemand task_demand(const GpuParams& p, const gpu::Op& op, int own_rank, int 
   TaskDemand d;
   const gpu::OpClass cls = gpu::op_class(op.type);
   if (op.is_virtual || cls == gpu::OpClass::Virtual) return d;
-  if (op.type == gpu::OpType::Matmul && op.config.stream_k) return stream_k_demand(p, op, slot_warps, slot_sram, hbm_bytes_per_task, task_id, wait_bytes_per_task);
-  if (op.type == gpu::OpType::Matmul) {
-    const MatmulTile tile = matmul_tile(op, task_id);
-    // The bytes this tile waits on HBM for (the L2 pass) over its A and B loads: the share that
-    // misses. A tile that reads a panel another tile of its wave is fetching waits for the same
-    // fill, so such reads count as misses here though HBM moves them once.
-    const double loads = static_cast<double>(ceil_div(tile.k, tile.tk) * (tile.m_valid + tile.n_valid) * tile.tk *
-                                             gpu::data_type_bytes(tile.in_type));
-    const double waits = wait_bytes_per_task >= 0 ? wait_bytes_per_task : hbm_bytes_per_task;
-    const MatmulTiming m = matmul_timing(p, tile, slot_warps, slot_sram, loads > 0 ? waits / loads : 1);
-    d.own_cycles = m.own_cycles;
-    d.own_limiter = m.limiter;
-    d.sm_math_cycles = m.sm_math_cycles;
-    d.sm_smem_cycles = m.sm_smem_cycles;
-    d.l2_bytes = m.l2_bytes;
-    d.l2_slice_bytes = m.l2_slice_bytes;
-    d.hbm_bytes = std::min(hbm_bytes_per_task, m.l2_bytes);
-    d.flops = static_cast<double>(op.task_cost.flops);
-    return d;
-  }
+  if (op.type == gpu::OpType::Matmul)
+    return matmul_demand(p, op, slot_warps, slot_sram, hbm_bytes_per_task, task_id, wait_bytes_per_task);
   d.own_cycles = p.task_overhead_cycles;
   d.own_limiter = Limiter::Sync;
   // Signals, waits and flushes move no data; the SM model adds their waiting time.
