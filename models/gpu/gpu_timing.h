@@ -44,6 +44,8 @@ struct GpuParams {
   double hbm_latency_cycles = 1098;
   double l2_latency_cycles = 366;       // a load that hits in L2
   int64_t l2_bytes = 50LL << 20;
+  int l2_partitions = 1;                // a matmul's shared panels find l2_bytes / l2_partitions
+  double l2_drift_waves = 0;            // waves until an SM's co-resident tiles start staggered (0: never)
   double l2_bytes_per_cycle = 5464;     // whole GPU
   double sm_l2_bytes_per_cycle = 64;    // one SM's port
   double bytes_in_flight_per_warp = 2048;  // warp_size x gpu.mem.bytes_in_flight_per_thread
@@ -122,6 +124,14 @@ inline const std::vector<config::ParamDecl>& GpuParams::params() {
       {"gpu.l2.size_mib", T::Double, "50", "MiB", "last-level cache shared by all SMs (L2; Infinity Cache on MI300X)", {}, r::size},
       {"gpu.l2.latency_ns", T::Double, "200", "ns",
        "latency of a load that hits in L2 (matmul stages hide it, docs/gpu.md#matmul-the-tile-model)", {}, r::delay},
+      {"gpu.l2.partitions", T::Int, "1", "partitions",
+       "L2 partitions that each keep a copy of what the SMs on both sides read (A100, H100: 2); a matmul's panels "
+       "find size_mib / partitions (docs/gpu.md#l2-reuse-in-time)",
+       {}, r::count},
+      {"gpu.l2.drift_waves", T::Double, "0", "waves",
+       "waves of a matmul after which the co-resident tiles of an SM run evenly staggered instead of in step, so "
+       "that tile rows no longer read a panel together (0: in step; docs/gpu.md#l2-reuse-in-time)",
+       {}, r::delay},
       {"gpu.l2.bandwidth_gbps", T::Double, "10000", "GB/s", "bandwidth of that cache, shared by all SMs", {}, r::rate},
       {"gpu.l2.sm_bytes_per_cycle", T::Double, "64", "B/cycle", "L2-to-SM bandwidth of one SM", {}, r::rate},
       {"gpu.mem.bytes_in_flight_per_thread", T::Double, "64", "B",

@@ -100,4 +100,17 @@ L2Access L2Residency::write(const ByteRegion& r, int64_t writer) {
   return a;
 }
 
+double l2_reuse_hit_share(double distance_bytes, double capacity_bytes) {
+  if (distance_bytes <= capacity_bytes) return 1;
+  const double r = capacity_bytes / distance_bytes;
+  return r * r;
+}
+
+double tile_start(int64_t n, int64_t processors, int64_t slots, double drift_waves) {
+  const int64_t p = std::max<int64_t>(1, processors), s = std::max<int64_t>(1, slots);
+  const int64_t sub = n / p, wave = sub / s, slot = sub % s;
+  const double drift = drift_waves > 0 ? std::min(1.0, static_cast<double>(wave) / drift_waves) : 0;
+  return static_cast<double>(wave) + static_cast<double>(slot) / static_cast<double>(s) * drift;
+}
+
 }  // namespace npusim::models

@@ -13,6 +13,17 @@
 
 namespace npusim::models {
 
+// Within one matmul (docs/gpu.md#l2-reuse-in-time): the share of a chunk read again that hits,
+// when distance_bytes of distinct data were read since its last read: all of it within the
+// capacity, (capacity / distance)^2 beyond (the L2 keeps part of a working set larger than
+// itself, as the H100's DRAM bytes in configs/calibration/h100_l2_*_probe.json show).
+double l2_reuse_hit_share(double distance_bytes, double capacity_bytes);
+
+// Start of tile n (task order) in tile durations: processors tiles start at once (one per SM);
+// wave w of processors x slots tiles starts at w, its slot s's tiles at w + s / slots once the
+// SM's co-resident tiles have drifted apart, which takes drift_waves waves (0: never).
+double tile_start(int64_t n, int64_t processors, int64_t slots, double drift_waves);
+
 // A byte range [begin, end) of one buffer (buffer: any id unique within one GPU).
 struct ByteRegion {
   int64_t buffer = 0;

@@ -31,7 +31,7 @@ mapping::GpuSimResult simulate_gpu(const std::vector<gpu::Program>& plans, const
   std::vector<std::unique_ptr<models::SmArray>> ranks;
   for (size_t r = 0; r < plans.size(); ++r) {
     std::vector<std::vector<models::OpHbm>> hbm;
-    for (const auto& ops : mapping::plan_hbm_traffic(plans[r], params.l2_bytes)) {
+    for (const auto& ops : mapping::plan_hbm_traffic(plans[r], params.l2_bytes, params.l2_partitions, params.l2_drift_waves)) {
       hbm.emplace_back();
       for (const mapping::OpTraffic& t : ops) hbm.back().push_back({t.hbm_read_bytes + t.hbm_write_bytes, t.wait_bytes()});
     }

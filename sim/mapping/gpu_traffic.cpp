@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "models/gpu/gpu_timing.h"
 #include "sim/mapping/gpu_schedule.h"
@@ -52,9 +53,40 @@ models::ByteRegion panel(const models::ByteRegion& r, int64_t i, int64_t n) {
   return {r.buffer, r.begin + r.size() * i / n, r.begin + r.size() * (i + 1) / n};
 }
 
+
+// K chunks per panel the reuse pass follows (fewer when K has fewer steps).
+constexpr int64_t kChunksPerPanel = 8;
+
+// One read of a K chunk of an A row panel or a B column panel, at a time in tile durations.
+struct ChunkRead {
+  double time = 0;
+  int64_t order = 0;  // tile (or stream-K worker) in launch order: ties keep it
+  int operand = 0;    // 0: A, 1: B
+  int64_t chunk = 0;  // panel x chunks + chunk
+  double share = 1;   // of the chunk's bytes (a stream-K piece reads part of a chunk)
+};
+
+// Distinct bytes read between two positions of the read stream, each chunk counted at its last
+// read (a Fenwick tree over positions).
+class ReuseDistance {
+ public:
+  explicit ReuseDistance(size_t n) : m_tree(n + 1, 0.0) {}
+  void add(size_t pos, double bytes) {
+    for (size_t i = pos + 1; i < m_tree.size(); i += i & (~i + 1)) m_tree[i] += bytes;
+  }
+  double before(size_t pos) const {  // over [0, pos)
+    double s = 0;
+    for (size_t i = pos; i > 0; i -= i & (~i + 1)) s += m_tree[i];
+    return s;
+  }
+
+ private:
+  std::vector<double> m_tree;
+};
+
 }  // namespace
 
-bool play_matmul_waves(models::L2Residency& l2, const gpu::Op& op, int64_t concurrent, int rank, OpTraffic& t) {
+bool play_matmul_tiles(models::L2Residency& l2, const gpu::Op& op, const TilePass& pass, int rank, OpTraffic& t) {
   if (op.type != gpu::OpType::Matmul || !op.matmul || op.read_tensors.size() < 2 || !op.config.tile_shape_mnk)
     return false;
   const gpu::MatmulShape& s = *op.matmul;
@@ -68,30 +100,95 @@ bool play_matmul_waves(models::L2Residency& l2, const gpu::Op& op, int64_t concu
   const int64_t pa = a.num_elements() >= batch * s.m * s.k ? batch * mt : mt;
   const int64_t pb = b.num_elements() >= batch * s.k * s.n ? batch * nt : nt;
   const models::ByteRegion ra = tensor_region(a), rb = tensor_region(b);
-  const int64_t per_wave = std::max<int64_t>(1, concurrent);
-  double wait = 0;
-  for (int64_t w0 = 0; w0 < tiles; w0 += per_wave) {
-    // The wave's tiles (task ids in order over [batch, M/TM, N/TN], row-major or grouped) share
-    // panels: each distinct one is fetched once, the other tiles hit it.
-    // Panel -> tiles of the wave that read it.
-    std::map<int64_t, int64_t> rows, cols;
-    for (int64_t id = w0; id < std::min(tiles, w0 + per_wave); ++id) {
-      const auto [mi, ni] = models::matmul_tile_index(id % (nt * mt), mt, nt, op.config.tile_group_m);
-      const int64_t bi = id / (nt * mt);
-      ++rows[(bi * mt + mi) % pa];
-      ++cols[(bi * nt + ni) % pb];
+  const int64_t k_steps = std::max<int64_t>(1, ceil_div(s.k, tile[2]));
+  const int64_t chunks = std::min(kChunksPerPanel, k_steps);
+  auto chunk_lo = [&](int64_t c) { return c * k_steps / chunks; };  // first K step of chunk c
+
+  // The reads in time order. A tile reads chunk c of its two panels in the middle of the K
+  // steps the chunk covers; a stream-K worker walks its pieces one after the other.
+  std::vector<ChunkRead> reads;
+  auto read_steps = [&](int64_t order, int64_t tile_id, int64_t k_begin, int64_t k_end, double start) {
+    const auto [mi, ni] = models::matmul_tile_index(tile_id % (nt * mt), mt, nt, op.config.tile_group_m);
+    const int64_t bi = tile_id / (nt * mt);
+    const int64_t panels[2] = {(bi * mt + mi) % pa, (bi * nt + ni) % pb};
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t lo = std::max(k_begin, chunk_lo(c)), hi = std::min(k_end, chunk_lo(c + 1));
+      if (lo >= hi) continue;
+      const double time = start + (0.5 * static_cast<double>(lo + hi) - static_cast<double>(k_begin)) / k_steps;
+      const double share = static_cast<double>(hi - lo) / static_cast<double>(chunk_lo(c + 1) - chunk_lo(c));
+      for (int x = 0; x < 2; ++x) reads.push_back({time, order, x, panels[x] * chunks + c, share});
     }
-    for (const auto& [x, r, n, ids] : {std::tie(a, ra, pa, rows), std::tie(b, rb, pb, cols)}) {
-      if (x.is_remote(rank)) continue;
-      for (const auto& [i, readers] : ids) {
-        const models::L2Access acc = l2.read(panel(r, i, n));
-        const double miss = acc.miss_bytes * touched_share(x, r);
-        t.hbm_read_bytes += miss;
-        wait += miss * static_cast<double>(readers);
-        t.hbm_write_bytes += acc.writeback_bytes;
+  };
+  if (op.config.stream_k) {
+    const int64_t workers = std::max<int64_t>(1, op.config.num_tasks);
+    for (int64_t w = 0; w < workers; ++w) {
+      double at = 0;  // tile durations into the worker's walk
+      for (const models::MatmulSegment& g : models::stream_k_segments(tiles, k_steps, workers, w)) {
+        read_steps(w, g.tile, g.k_begin, g.k_end, at);
+        at += static_cast<double>(g.k_end - g.k_begin) / static_cast<double>(k_steps);
       }
     }
+  } else {
+    for (int64_t n = 0; n < tiles; ++n)
+      read_steps(n, n, 0, k_steps, models::tile_start(n, pass.processors, pass.slots, pass.drift_waves));
   }
+  std::stable_sort(reads.begin(), reads.end(), [](const ChunkRead& x, const ChunkRead& y) {
+    return std::tie(x.time, x.order, x.operand) < std::tie(y.time, y.order, y.operand);
+  });
+
+  const gpu::Tensor* tensors[2] = {&a, &b};
+  const models::ByteRegion regions[2] = {ra, rb};
+  const int64_t panel_count[2] = {pa, pb};
+  auto chunk_region = [&](int x, int64_t id) {
+    const models::ByteRegion p = panel(regions[x], id / chunks, panel_count[x]);
+    const int64_t c = id % chunks;
+    return models::ByteRegion{p.buffer, p.begin + p.size() * chunk_lo(c) / k_steps,
+                              p.begin + p.size() * chunk_lo(c + 1) / k_steps};
+  };
+  struct LastRead {
+    int64_t pos = -1;
+    double time = 0, miss = 0, bytes = 0;
+  };
+  std::vector<LastRead> last[2] = {std::vector<LastRead>(pa * chunks), std::vector<LastRead>(pb * chunks)};
+  ReuseDistance distance(reads.size());
+  const double capacity = static_cast<double>(pass.l2_bytes) / std::max(1, pass.partitions);
+  double wait = 0;
+  for (size_t pos = 0; pos < reads.size(); ++pos) {
+    const ChunkRead& r = reads[pos];
+    if (tensors[r.operand]->is_remote(rank)) continue;
+    LastRead& l = last[r.operand][r.chunk];
+    const double touched = touched_share(*tensors[r.operand], regions[r.operand]);
+    double miss = 0, waits = 0;
+    if (l.pos < 0) {
+      // First read: whatever an earlier op left in the L2 hits; the rest is fetched whole (a
+      // stream-K piece that reads part of the chunk fetches it for the piece that reads the rest).
+      const models::L2Access acc = l2.read(chunk_region(r.operand, r.chunk));
+      l.bytes = static_cast<double>(acc.hit_bytes + acc.miss_bytes);
+      miss = static_cast<double>(acc.miss_bytes);
+      waits = miss * r.share;
+      t.hbm_write_bytes += static_cast<double>(acc.writeback_bytes);
+      l.miss = l.bytes > 0 ? acc.miss_bytes / l.bytes : 0;
+    } else if (l.time == r.time) {
+      // Tiles that start together read the chunk at once: one fill, all of them wait on it.
+      waits = l.miss * l.bytes * r.share;
+    } else {
+      const double d = distance.before(pos) - distance.before(static_cast<size_t>(l.pos) + 1);
+      l.miss = 1 - models::l2_reuse_hit_share(d, capacity);
+      miss = waits = l.miss * l.bytes * r.share;
+    }
+    if (l.pos >= 0) distance.add(static_cast<size_t>(l.pos), -l.bytes);
+    distance.add(pos, l.bytes);
+    l.pos = static_cast<int64_t>(pos), l.time = r.time;
+    t.hbm_read_bytes += miss * touched;
+    wait += waits * touched;
+  }
+  // The op leaves its chunks in the L2 most recently read last.
+  std::vector<std::pair<int64_t, std::pair<int, int64_t>>> by_last;
+  for (int x = 0; x < 2; ++x)
+    for (size_t id = 0; id < last[x].size(); ++id)
+      if (last[x][id].pos >= 0) by_last.push_back({last[x][id].pos, {x, static_cast<int64_t>(id)}});
+  std::sort(by_last.begin(), by_last.end());
+  for (const auto& [pos, chunk] : by_last) t.hbm_write_bytes += static_cast<double>(l2.read(chunk_region(chunk.first, chunk.second)).writeback_bytes);
   for (size_t i = 2; i < op.read_tensors.size(); ++i) {  // anything else it reads, whole
     const gpu::Tensor& x = op.read_tensors[i];
     if (x.is_remote(rank)) continue;
@@ -105,7 +202,8 @@ bool play_matmul_waves(models::L2Residency& l2, const gpu::Op& op, int64_t concu
   return true;
 }
 
-std::vector<std::vector<OpTraffic>> plan_hbm_traffic(const gpu::Program& p, int64_t l2_bytes) {
+std::vector<std::vector<OpTraffic>> plan_hbm_traffic(const gpu::Program& p, int64_t l2_bytes, int partitions,
+                                                    double drift_waves) {
   // The L2 tags written bytes with the writer's index in `writers` (TaskInfo, op).
   std::vector<std::pair<size_t, size_t>> writers;
   auto writer_id = [&](size_t ti, size_t oi) {
@@ -123,12 +221,12 @@ std::vector<std::vector<OpTraffic>> plan_hbm_traffic(const gpu::Program& p, int6
         if (ti < 0 || !played.insert(ti).second) continue;
         const gpu::TaskInfo& task = p.task_infos[ti];
         // Tiles of this task group running at once: its processors x slots.
-        const int64_t concurrent = span_of(rg.processor_range).size() * gpu::num_slots(rg, task);
+        TilePass pass{span_of(rg.processor_range).size(), gpu::num_slots(rg, task), l2_bytes, partitions, drift_waves};
         for (size_t oi = 0; oi < task.ops.size(); ++oi) {
           const gpu::Op& op = task.ops[oi];
           if (op.is_virtual || gpu::op_class(op.type) == gpu::OpClass::Virtual) continue;
           OpTraffic& t = out[ti][oi];
-          if (!play_matmul_waves(l2, op, concurrent, p.rank, t)) {
+          if (!play_matmul_tiles(l2, op, pass, p.rank, t)) {
             for (const gpu::Tensor& x : op.read_tensors) {
               if (x.is_remote(p.rank)) continue;
               const models::ByteRegion r = tensor_region(x);

@@ -26,10 +26,22 @@ struct OpTraffic {
   }
 };
 
-// A Matmul's reads in waves (docs/gpu.md#l2): `concurrent` tiles run at once in task order;
-// each wave fetches the distinct A row panels and B column panels of its tiles through `l2`
-// (other reads whole). False (nothing played) for other ops, or above 65536 tiles.
-bool play_matmul_waves(models::L2Residency& l2, const gpu::Op& op, int64_t concurrent, int rank, OpTraffic& t);
+// How a Matmul's tiles run, for its reuse pass: processors x slots tiles at once; the L2 a
+// panel shared by SMs on both sides finds is l2_bytes / partitions; the slots of an SM drift
+// from starting together to evenly staggered starts over drift_waves waves (0: lockstep).
+struct TilePass {
+  int64_t processors = 1, slots = 1;
+  int64_t l2_bytes = 0;
+  int partitions = 1;
+  double drift_waves = 0;
+};
+
+// A Matmul's A and B reads in time (docs/gpu.md#l2-reuse-in-time): tiles start in task order
+// (models::tile_start), each reads its row and column panels chunk by chunk along K; a chunk
+// read again hits with models::l2_reuse_hit_share of the distinct bytes read since. First reads
+// go through `l2` (an earlier op may have left the bytes); other reads whole. False (nothing
+// played) for other ops, or above 65536 tiles.
+bool play_matmul_tiles(models::L2Residency& l2, const gpu::Op& op, const TilePass& pass, int rank, OpTraffic& t);
 
 // Byte range of a tensor within its buffer: from its first to one past its last element.
 models::ByteRegion tensor_region(const gpu::Tensor& t);
@@ -37,7 +49,8 @@ models::ByteRegion tensor_region(const gpu::Tensor& t);
 // Per TaskInfo (index in p.task_infos), per op. A TaskInfo is played once, at its first task
 // group in program order (processor groups in file order); TaskInfos no task group runs
 // move nothing. Remote tensors are not in this GPU's L2 and are left out.
-std::vector<std::vector<OpTraffic>> plan_hbm_traffic(const gpu::Program& p, int64_t l2_bytes);
+std::vector<std::vector<OpTraffic>> plan_hbm_traffic(const gpu::Program& p, int64_t l2_bytes, int partitions = 1,
+                                                    double drift_waves = 0);
 
 // A buffer as the GPU that allocates it knows it.
 struct PhysicalBuffer {

@@ -193,6 +193,10 @@ const std::vector<KeyCase> kCases = {
     // One stage in flight; at 4096^3 the later waves hit the panels the first fetched (at 1024^3
     // every tile is in the first wave and waits on HBM).
     {"gpu.l2.latency_ns", "400", "100", "cal:4096:4096:4096:64x64x64:4:2"},
+    // Row-major 64x64 tiles at 8192^3 read B (128 MiB) again row after row: the share of it the
+    // L2 keeps falls with the capacity a partition has, and once the slots drift apart.
+    {"gpu.l2.partitions", "4", "1", "cal:8192:8192:8192:64x64x64:4:4"},
+    {"gpu.l2.drift_waves", "2", "0", "cal:8192:8192:8192:64x64x64:4:4"},
     {"gpu.l2.bandwidth_gbps", "5000", "10000", "mm4096"},
     {"gpu.l2.sm_bytes_per_cycle", "32", "64", "mm4096"},
     {"gpu.mem.bytes_in_flight_per_thread", "32", "128", "bert"},

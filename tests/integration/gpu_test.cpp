@@ -233,14 +233,15 @@ TEST(GpuCalibrate, OneRowKernelPaysLaunchLatencyAndItsBytesAtWhatItsWarpsKeepInF
   EXPECT_NEAR(std::stod(rows[1][6]), (9150.0 + 200 + 1098 + 1098) / 1830, 1e-4);
 }
 
-// Thread-block clusters: 64x64x64 tiles of an 8192^3 GEMM on the H100 are bound by the L2
-// (16384 tiles x 2 MiB of A and B slices = 34.4 GB at 10 TB/s: 3.44 ms). A 2x1 cluster reads
+// Thread-block clusters: 64x64x64 tiles of an 8192^3 GEMM on the H100, in grouped order (in
+// row-major order HBM bounds them), are bound by the L2 (16384 tiles x 2 MiB of A and B slices =
+// 34.4 GB at 10 TB/s: 3.44 ms). A 2x1 cluster reads
 // the B slices once per pair (0.75 of the bytes), 2x2 both (0.5); every SM's port still gets
 // all its bytes: 34.5 GB / 132 SMs at 64 B per cycle of 1830 MHz = 2.23 ms, the new bound.
 TEST(GpuCalibrate, ClustersMulticastSlicesFromTheL2ButNotThroughTheSmPort) {
   const std::string d = scratch_dir("gpu_calibrate_cluster");
   const std::string f = d + "/g.json";
-  const std::string row = R"({"M":8192,"N":8192,"K":8192,"ms":1,"tile":"64x64x64:4:4")";
+  const std::string row = R"({"M":8192,"N":8192,"K":8192,"ms":1,"tile":"64x64x64:4:4","group_m":8)";
   std::ofstream(f) << "{\"rows\":[" << row << "}," << row << R"(,"cluster":"2x1"},)" << row << R"(,"cluster":"2x2"}]})";
   const auto r = run_sim("gpu-calibrate " + hw("gpu_h100") + " --gemm '" + f + "' --csv '" + d + "/c.csv'");
   ASSERT_EQ(r.exit_code, 0) << r.output;

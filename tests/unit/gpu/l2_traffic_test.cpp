@@ -88,9 +88,12 @@ TEST(GpuTraffic, TutorialMatmulReadsItsWeightsFromHbmAndSigmoidHitsL2) {
   const auto t = mapping::plan_hbm_traffic(p, 40LL << 20);
   // T0 Matmul: input [1,512,4096] (4 row panels of 1 MiB) x weight [11008,4096] (43 column
   // panels of 2 MiB) in 128x256 tiles, 172 tiles on 108 processors: two waves. Wave 1 (tile
-  // rows 0-2) fetches A panels 0-2 and every B panel; the 86 MiB of B do not stay in the
-  // 40 MiB L2, so wave 2 (rows 2-3) fetches every B panel again, and A panels 2 (evicted) and 3.
-  EXPECT_DOUBLE_EQ(t[0][0].hbm_read_bytes, 5.0 * (128 * 4096 * 2) + 2 * (11008.0 * 4096 * 2));
+  // rows 0-2) fetches A panels 0-2 and every B panel; wave 2 (rows 2-3) reads B again after
+  // about 86 MiB of other reads, of which the 40 MiB L2 keeps at most (40 / 86)^2 = 22%; A panel
+  // 2 is read again after as much.
+  const double a_panel = 128 * 4096 * 2, b = 11008.0 * 4096 * 2;
+  EXPECT_GT(t[0][0].hbm_read_bytes, 4 * a_panel + b + 0.78 * b);
+  EXPECT_LE(t[0][0].hbm_read_bytes, 5 * a_panel + 2 * b);
   // T1 Sigmoid reads the Matmul's 11 MiB output, still in the 40 MiB L2.
   EXPECT_DOUBLE_EQ(t[1][0].hbm_read_bytes, 0);
   // T3 Matmul streams its 90 MB weight through the L2: the dirty outputs of T0-T2 are written back.

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""How well the GPU model's L2 pass (docs/gpu.md#l2-reuse-in-time) predicts the DRAM bytes that
+Nsight Compute measured for Triton GEMMs on an H100 (l2_order_probe.py; the three
+h100_l2_*_probe.json files here), over a grid of gpu.l2.partitions x gpu.l2.drift_waves. Needs
+no GPU: it runs `sim gpu-calibrate --csv` and compares its hbm_mb (read + written) with the
+chip's dram__bytes_read + dram__bytes_write.
+
+Usage: configs/calibration/l2_reuse_fit.py [--sim build/sim] [--hw configs/gpu_h100.yaml] [--rows]
+Prints, per grid point, the rms of log(model / chip), its range and the median factor off; then
+the best point and the configuration's own (`--rows`: every row at the configuration's values).
+"""
+import csv
+import glob
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GRID = [(p, d) for p in (1, 2, 4) for d in (0, 1, 2, 3, 4, 8)]
+
+
+def probe_rows():
+    for path in sorted(glob.glob(os.path.join(HERE, "h100_l2_*_probe.json"))):
+        for r in json.load(open(path))["rows"]:
+            chip = r["dram__bytes_read.sum (byte)"] + r["dram__bytes_write.sum (byte)"]
+            yield path, r, chip
+
+
+def model_bytes(sim, hw, path, sets):
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "c.csv")
+        cmd = [sim, "gpu-calibrate", "--hw", hw, "--gemm", path, "--csv", out, "-j", "1"]
+        for s in sets:
+            cmd += ["--set", s]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        return [float(row["hbm_mb"]) * 1e6 for row in csv.DictReader(open(out))]
+
+
+def score(sim, hw, sets):
+    """[(row, chip bytes, model bytes)] and (rms log, min ratio, max ratio, median factor)."""
+    rows = list(probe_rows())
+    model = {}
+    for path in sorted({p for p, _, _ in rows}):
+        model[path] = iter(model_bytes(sim, hw, path, sets))
+    out = [(r, chip, next(model[p])) for p, r, chip in rows]
+    logs = [math.log(m / c) for _, c, m in out]
+    factors = sorted(math.exp(abs(x)) for x in logs)
+    rms = math.sqrt(sum(x * x for x in logs) / len(logs))
+    return out, (rms, math.exp(min(logs)), math.exp(max(logs)), factors[len(factors) // 2])
+
+
+def config_value(hw, key, default):
+    # The two keys sit under gpu: l2: in the configs; a missing key has the schema's default.
+    text = open(hw).read().split("\n  l2:", 1)
+    for line in (text[1] if len(text) > 1 else "").splitlines():
+        if not line.startswith("    ") and line.strip():
+            break
+        name, _, value = line.strip().partition(":")
+        if name == key:
+            return float(value.split("#")[0])
+    return default
+
+
+def main(argv):
+    sim, hw, rows = "build/sim", "configs/gpu_h100.yaml", False
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--sim":
+            sim, i = argv[i + 1], i + 2
+        elif argv[i] == "--hw":
+            hw, i = argv[i + 1], i + 2
+        elif argv[i] == "--rows":
+            rows, i = True, i + 1
+        else:
+            print(f"l2_reuse_fit.py: unknown argument {argv[i]}", file=sys.stderr)
+            return 2
+    print(f"{'partitions':>10} {'drift':>5} {'rms log':>8} {'min':>5} {'max':>5} {'median x':>8}")
+    best = None
+    for p, d in GRID:
+        _, (rms, lo, hi, med) = score(sim, hw, [f"gpu.l2.partitions={p}", f"gpu.l2.drift_waves={d}"])
+        print(f"{p:>10} {d:>5} {rms:8.3f} {lo:5.2f} {hi:5.2f} {med:8.2f}")
+        if best is None or rms < best[2]:
+            best = (p, d, rms)
+    print(f"best: partitions {best[0]} drift_waves {best[1]} rms log {best[2]:.3f}")
+    part, drift = int(config_value(hw, "partitions", 1)), config_value(hw, "drift_waves", 0)
+    out, (rms, lo, hi, med) = score(sim, hw, [])
+    print(f"config: partitions {part} drift_waves {drift:g} rms log {rms:.3f}, model / chip {lo:.2f}-{hi:.2f}, "
+          f"median factor {med:.2f} over {len(out)} kernels")
+    if rows:
+        print(f"{'chip GB':>8} {'model GB':>8}  kernel")
+        for r, chip, model in out:
+            print(f"{chip / 1e9:8.2f} {model / 1e9:8.2f}  {r['M']}x{r['N']}x{r['K']} {r['tile']} group_m {r['group_m']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
