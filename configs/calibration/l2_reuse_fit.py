@@ -5,9 +5,10 @@ h100_l2_*_probe.json files here), over a grid of gpu.l2.partitions x gpu.l2.drif
 no GPU: it runs `sim gpu-calibrate --csv` and compares its hbm_mb (read + written) with the
 chip's dram__bytes_read + dram__bytes_write.
 
-Usage: configs/calibration/l2_reuse_fit.py [--sim build/sim] [--hw configs/gpu_h100.yaml] [--rows]
+Usage: configs/calibration/l2_reuse_fit.py [--sim build/sim] [--hw configs/gpu_h100.yaml] [--rows] [--no-grid]
 Prints, per grid point, the rms of log(model / chip), its range and the median factor off; then
-the best point and the configuration's own (`--rows`: every row at the configuration's values).
+the best point and the configuration's own (`--rows`: every row at the configuration's values;
+`--no-grid`: the configuration's line only).
 """
 import csv
 import glob
@@ -65,7 +66,7 @@ def config_value(hw, key, default):
 
 
 def main(argv):
-    sim, hw, rows = "build/sim", "configs/gpu_h100.yaml", False
+    sim, hw, rows, grid = "build/sim", "configs/gpu_h100.yaml", False, True
     i = 0
     while i < len(argv):
         if argv[i] == "--sim":
@@ -74,17 +75,20 @@ def main(argv):
             hw, i = argv[i + 1], i + 2
         elif argv[i] == "--rows":
             rows, i = True, i + 1
+        elif argv[i] == "--no-grid":
+            grid, i = False, i + 1
         else:
             print(f"l2_reuse_fit.py: unknown argument {argv[i]}", file=sys.stderr)
             return 2
-    print(f"{'partitions':>10} {'drift':>5} {'rms log':>8} {'min':>5} {'max':>5} {'median x':>8}")
-    best = None
-    for p, d in GRID:
-        _, (rms, lo, hi, med) = score(sim, hw, [f"gpu.l2.partitions={p}", f"gpu.l2.drift_waves={d}"])
-        print(f"{p:>10} {d:>5} {rms:8.3f} {lo:5.2f} {hi:5.2f} {med:8.2f}")
-        if best is None or rms < best[2]:
-            best = (p, d, rms)
-    print(f"best: partitions {best[0]} drift_waves {best[1]} rms log {best[2]:.3f}")
+    if grid:
+        print(f"{'partitions':>10} {'drift':>5} {'rms log':>8} {'min':>5} {'max':>5} {'median x':>8}")
+        best = None
+        for p, d in GRID:
+            _, (rms, lo, hi, med) = score(sim, hw, [f"gpu.l2.partitions={p}", f"gpu.l2.drift_waves={d}"])
+            print(f"{p:>10} {d:>5} {rms:8.3f} {lo:5.2f} {hi:5.2f} {med:8.2f}")
+            if best is None or rms < best[2]:
+                best = (p, d, rms)
+        print(f"best: partitions {best[0]} drift_waves {best[1]} rms log {best[2]:.3f}")
     part, drift = int(config_value(hw, "partitions", 1)), config_value(hw, "drift_waves", 0)
     out, (rms, lo, hi, med) = score(sim, hw, [])
     print(f"config: partitions {part} drift_waves {drift:g} rms log {rms:.3f}, model / chip {lo:.2f}-{hi:.2f}, "

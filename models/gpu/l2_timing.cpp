@@ -92,6 +92,13 @@ L2Access L2Residency::read(const ByteRegion& r) {
   return a;
 }
 
+void L2Residency::touch(const ByteRegion& r) {
+  for (const Entry& e : cut(r)) {
+    m_lru.push_front(e);
+    m_used += e.region.size();
+  }
+}
+
 L2Access L2Residency::write(const ByteRegion& r, int64_t writer) {
   L2Access a;
   for (const Entry& e : cut(r)) a.hit_bytes += e.region.size();

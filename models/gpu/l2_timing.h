@@ -41,6 +41,8 @@ class L2Residency {
  public:
   explicit L2Residency(int64_t capacity_bytes) : m_capacity(capacity_bytes) {}
   L2Access read(const ByteRegion& r);
+  // Makes the resident bytes of r the most recent (missing ones stay missing; nothing moves to HBM).
+  void touch(const ByteRegion& r);
   // writer: who wrote the bytes (any id of the caller's, e.g. an op index).
   L2Access write(const ByteRegion& r, int64_t writer = -1);
   int64_t resident_bytes() const { return m_used; }

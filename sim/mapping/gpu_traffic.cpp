@@ -182,13 +182,13 @@ bool play_matmul_tiles(models::L2Residency& l2, const gpu::Op& op, const TilePas
     t.hbm_read_bytes += miss * touched;
     wait += waits * touched;
   }
-  // The op leaves its chunks in the L2 most recently read last.
+  // The op leaves the chunks still resident in the L2 in the order it last read them.
   std::vector<std::pair<int64_t, std::pair<int, int64_t>>> by_last;
   for (int x = 0; x < 2; ++x)
     for (size_t id = 0; id < last[x].size(); ++id)
       if (last[x][id].pos >= 0) by_last.push_back({last[x][id].pos, {x, static_cast<int64_t>(id)}});
   std::sort(by_last.begin(), by_last.end());
-  for (const auto& [pos, chunk] : by_last) t.hbm_write_bytes += static_cast<double>(l2.read(chunk_region(chunk.first, chunk.second)).writeback_bytes);
+  for (const auto& [pos, chunk] : by_last) l2.touch(chunk_region(chunk.first, chunk.second));
   for (size_t i = 2; i < op.read_tensors.size(); ++i) {  // anything else it reads, whole
     const gpu::Tensor& x = op.read_tensors[i];
     if (x.is_remote(rank)) continue;

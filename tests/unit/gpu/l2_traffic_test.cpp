@@ -31,6 +31,19 @@ TEST(GpuL2, MissesThenHitsAndEvictsTheOldest) {
   EXPECT_EQ(l2.dirty_bytes(), 40);
 }
 
+TEST(GpuL2, TouchMakesResidentBytesRecentAndFetchesNothing) {
+  models::L2Residency l2(100);
+  l2.read({0, 0, 40});
+  l2.write({0, 40, 80});
+  l2.touch({0, 0, 40});   // [0,40) is now more recent than the dirty [40,80)
+  l2.touch({0, 200, 260});  // not resident: stays out
+  EXPECT_EQ(l2.resident_bytes(), 80);
+  // 40 more bytes evict 20 of the oldest: the dirty ones, written back; [0,40) stays.
+  auto a = l2.read({0, 100, 140});
+  EXPECT_EQ(a.writeback_bytes, 20);
+  EXPECT_EQ(l2.read({0, 0, 40}).hit_bytes, 40);
+}
+
 TEST(GpuL2, OverwritingInPlaceCostsNoWriteBackButStreamingDoes) {
   models::L2Residency l2(100);
   l2.write({2, 0, 50});
