@@ -313,6 +313,22 @@ TEST(GpuTileModel, StreamKKeepsWholeWavesButTheLastDataParallelAndSharesTheRestB
   same(models::stream_k_segments(1, 8, 3, 2), {{0, 5, 8, 3}});
 }
 
+TEST(GpuTileModel, StreamKWorkersFetchEachChunkOnceWhenTheL2KeepsIt) {
+  // The plan of StreamKWorkersShareTheMathAndPayTheFixupThroughTheirPorts: 3 workers walk 8 tiles
+  // x 16 K steps; a tile split between two workers reads each chunk of its panels partly in each.
+  mapping::MatmulPlanSpec s;
+  s.m = 256, s.n = 512, s.k = 1024;
+  s.tm = s.tn = 128, s.tk = 64, s.warps = 4, s.stages = 3, s.sram_bytes = 3 * 256 * 64 * 2, s.slots = 1;
+  s.stream_k = true;
+  const gpu::Program p = mapping::single_matmul_plan(s, 3, 227 * 1024);
+  const double operands = 2.0 * (256 * 1024 + 1024 * 512);  // A and B: 1.5 MiB
+  // An 8 MiB L2 keeps everything: each byte of A and B once, the first piece's read fetching
+  // the whole chunk.
+  EXPECT_DOUBLE_EQ(mapping::plan_hbm_traffic(p, 8 << 20)[0][0].hbm_read_bytes, operands);
+  // 64 KiB keeps little of the 2 A and 4 B panels (256 KiB each) between a worker's tiles.
+  EXPECT_GT(mapping::plan_hbm_traffic(p, 64 * 1024)[0][0].hbm_read_bytes, 1.5 * operands);
+}
+
 TEST(GpuTileModel, StreamKWorkersShareTheMathAndPayTheFixupThroughTheirPorts) {
   // C[256,512] = A[256,1024] x B[1024,512] in 128x128x64 tiles: 8 tiles x 16 K steps on 3
   // workers (3 SMs, one slot each). Tiles 0-2 data-parallel; tiles 3-7 (80 steps) in ranges
