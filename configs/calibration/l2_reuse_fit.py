@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """How well the GPU model's L2 pass (docs/gpu.md#l2-reuse-in-time) predicts the DRAM bytes that
 Nsight Compute measured for Triton GEMMs on an H100 (l2_order_probe.py; the three
-h100_l2_*_probe.json files here), over a grid of gpu.l2.partitions x gpu.l2.drift_waves. Needs
+h100_l2_*_probe.json files here), over a grid of gpu.l2.partitions x gpu.l2.drift_waves, then over
+gpu.l2.jitter_per_wave at the configuration's partitions and drift. Needs
 no GPU: it runs `sim gpu-calibrate --csv` and compares its hbm_mb (read + written) with the
 chip's dram__bytes_read + dram__bytes_write.
 
@@ -21,6 +22,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GRID = [(p, d) for p in (1, 2, 4) for d in (0, 1, 2, 3, 4, 8)]
+JITTER = (0, 0.01, 0.02, 0.025, 0.03, 0.05, 0.1)
 
 
 def probe_rows():
@@ -80,6 +82,8 @@ def main(argv):
         else:
             print(f"l2_reuse_fit.py: unknown argument {argv[i]}", file=sys.stderr)
             return 2
+    part, drift = int(config_value(hw, "partitions", 1)), config_value(hw, "drift_waves", 0)
+    jitter = config_value(hw, "jitter_per_wave", 0)
     if grid:
         print(f"{'partitions':>10} {'drift':>5} {'rms log':>8} {'min':>5} {'max':>5} {'median x':>8}")
         best = None
@@ -89,10 +93,17 @@ def main(argv):
             if best is None or rms < best[2]:
                 best = (p, d, rms)
         print(f"best: partitions {best[0]} drift_waves {best[1]} rms log {best[2]:.3f}")
-    part, drift = int(config_value(hw, "partitions", 1)), config_value(hw, "drift_waves", 0)
+        print(f"{'jitter':>10} {'rms log':>8} {'min':>5} {'max':>5} {'median x':>8}  (partitions {part}, drift {drift:g})")
+        best = None
+        for j in JITTER:
+            _, (rms, lo, hi, med) = score(sim, hw, [f"gpu.l2.jitter_per_wave={j}"])
+            print(f"{j:>10} {rms:8.3f} {lo:5.2f} {hi:5.2f} {med:8.2f}")
+            if best is None or rms < best[1]:
+                best = (j, rms)
+        print(f"best: jitter_per_wave {best[0]} rms log {best[1]:.3f}")
     out, (rms, lo, hi, med) = score(sim, hw, [])
-    print(f"config: partitions {part} drift_waves {drift:g} rms log {rms:.3f}, model / chip {lo:.2f}-{hi:.2f}, "
-          f"median factor {med:.2f} over {len(out)} kernels")
+    print(f"config: partitions {part} drift_waves {drift:g} jitter_per_wave {jitter:g} rms log {rms:.3f}, model / chip "
+          f"{lo:.2f}-{hi:.2f}, median factor {med:.2f} over {len(out)} kernels")
     if rows:
         print(f"{'chip GB':>8} {'model GB':>8}  kernel")
         for r, chip, model in out:

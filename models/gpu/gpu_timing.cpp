@@ -59,6 +59,7 @@ GpuParams GpuParams::read(const config::HwConfig& c) {
   p.l2_bytes = static_cast<int64_t>(positive(c, "gpu.l2.size_mib") * 1024 * 1024);
   p.l2_partitions = static_cast<int>(positive(c, "gpu.l2.partitions"));
   p.l2_drift_waves = c.get_double("gpu.l2.drift_waves");
+  p.l2_jitter_per_wave = c.get_double("gpu.l2.jitter_per_wave");
   p.l2_bytes_per_cycle = positive(c, "gpu.l2.bandwidth_gbps") * 1e9 / hz;
   p.sm_l2_bytes_per_cycle = positive(c, "gpu.l2.sm_bytes_per_cycle");
   // Loads in flight scale with the threads of a warp (a 64-wide wavefront moves twice as much).

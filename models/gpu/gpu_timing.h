@@ -46,6 +46,7 @@ struct GpuParams {
   int64_t l2_bytes = 50LL << 20;
   int l2_partitions = 1;                // a matmul's shared panels find l2_bytes / l2_partitions
   double l2_drift_waves = 0;            // waves until an SM's co-resident tiles start staggered (0: never)
+  double l2_jitter_per_wave = 0;        // how fast the SMs' phases wander apart (several tiles per SM)
   double l2_bytes_per_cycle = 5464;     // whole GPU
   double sm_l2_bytes_per_cycle = 64;    // one SM's port
   double bytes_in_flight_per_warp = 2048;  // warp_size x gpu.mem.bytes_in_flight_per_thread
@@ -131,6 +132,10 @@ inline const std::vector<config::ParamDecl>& GpuParams::params() {
       {"gpu.l2.drift_waves", T::Double, "0", "waves",
        "waves of a matmul after which the co-resident tiles of an SM run evenly staggered instead of in step, so "
        "that tile rows no longer read a panel together (0: in step; docs/gpu.md#l2-reuse-in-time)",
+       {}, r::delay},
+      {"gpu.l2.jitter_per_wave", T::Double, "0", "per wave",
+       "with several tiles per SM, how fast the SMs' phases wander apart: after w waves a slot's tiles start "
+       "spread over min(1, w x this) of a slot's period (docs/gpu.md#l2-reuse-in-time)",
        {}, r::delay},
       {"gpu.l2.bandwidth_gbps", T::Double, "10000", "GB/s", "bandwidth of that cache, shared by all SMs", {}, r::rate},
       {"gpu.l2.sm_bytes_per_cycle", T::Double, "64", "B/cycle", "L2-to-SM bandwidth of one SM", {}, r::rate},

@@ -113,11 +113,13 @@ double l2_reuse_hit_share(double distance_bytes, double capacity_bytes) {
   return r * r;
 }
 
-double tile_start(int64_t n, int64_t processors, int64_t slots, double drift_waves) {
+double tile_start(int64_t n, int64_t processors, int64_t slots, double drift_waves, double jitter_per_wave) {
   const int64_t p = std::max<int64_t>(1, processors), s = std::max<int64_t>(1, slots);
   const int64_t sub = n / p, wave = sub / s, slot = sub % s;
   const double drift = drift_waves > 0 ? std::min(1.0, static_cast<double>(wave) / drift_waves) : 0;
-  return static_cast<double>(wave) + static_cast<double>(slot) / static_cast<double>(s) * drift;
+  const double jitter = s > 1 ? std::min(1.0, std::max(0.0, jitter_per_wave) * static_cast<double>(wave)) : 0;
+  const double phase = static_cast<double>(slot) + jitter * static_cast<double>(n % p) / static_cast<double>(p);
+  return static_cast<double>(wave) + phase / static_cast<double>(s) * drift;
 }
 
 }  // namespace npusim::models

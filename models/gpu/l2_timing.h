@@ -21,8 +21,10 @@ double l2_reuse_hit_share(double distance_bytes, double capacity_bytes);
 
 // Start of tile n (task order) in tile durations: processors tiles start at once (one per SM);
 // wave w of processors x slots tiles starts at w, its slot s's tiles at w + s / slots once the
-// SM's co-resident tiles have drifted apart, which takes drift_waves waves (0: never).
-double tile_start(int64_t n, int64_t processors, int64_t slots, double drift_waves);
+// SM's co-resident tiles have drifted apart, which takes drift_waves waves (0: never). With
+// several slots the SMs' phases also wander apart: the p-th SM's tile of a slot starts a further
+// min(1, jitter_per_wave x w) x (p / processors) / slots later (one tile per SM stays in step).
+double tile_start(int64_t n, int64_t processors, int64_t slots, double drift_waves, double jitter_per_wave = 0);
 
 // A byte range [begin, end) of one buffer (buffer: any id unique within one GPU).
 struct ByteRegion {

@@ -130,7 +130,7 @@ bool play_matmul_tiles(models::L2Residency& l2, const gpu::Op& op, const TilePas
     }
   } else {
     for (int64_t n = 0; n < tiles; ++n)
-      read_steps(n, n, 0, k_steps, models::tile_start(n, pass.processors, pass.slots, pass.drift_waves));
+      read_steps(n, n, 0, k_steps, models::tile_start(n, pass.processors, pass.slots, pass.drift_waves, pass.jitter_per_wave));
   }
   std::stable_sort(reads.begin(), reads.end(), [](const ChunkRead& x, const ChunkRead& y) {
     return std::tie(x.time, x.order, x.operand) < std::tie(y.time, y.order, y.operand);
@@ -203,7 +203,7 @@ bool play_matmul_tiles(models::L2Residency& l2, const gpu::Op& op, const TilePas
 }
 
 std::vector<std::vector<OpTraffic>> plan_hbm_traffic(const gpu::Program& p, int64_t l2_bytes, int partitions,
-                                                    double drift_waves) {
+                                                    double drift_waves, double jitter_per_wave) {
   // The L2 tags written bytes with the writer's index in `writers` (TaskInfo, op).
   std::vector<std::pair<size_t, size_t>> writers;
   auto writer_id = [&](size_t ti, size_t oi) {
@@ -221,7 +221,8 @@ std::vector<std::vector<OpTraffic>> plan_hbm_traffic(const gpu::Program& p, int6
         if (ti < 0 || !played.insert(ti).second) continue;
         const gpu::TaskInfo& task = p.task_infos[ti];
         // Tiles of this task group running at once: its processors x slots.
-        TilePass pass{span_of(rg.processor_range).size(), gpu::num_slots(rg, task), l2_bytes, partitions, drift_waves};
+        TilePass pass{span_of(rg.processor_range).size(), gpu::num_slots(rg, task), l2_bytes, partitions, drift_waves,
+                      jitter_per_wave};
         for (size_t oi = 0; oi < task.ops.size(); ++oi) {
           const gpu::Op& op = task.ops[oi];
           if (op.is_virtual || gpu::op_class(op.type) == gpu::OpClass::Virtual) continue;

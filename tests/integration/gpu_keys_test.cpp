@@ -197,6 +197,8 @@ const std::vector<KeyCase> kCases = {
     // L2 keeps falls with the capacity a partition has, and once the slots drift apart.
     {"gpu.l2.partitions", "4", "1", "cal:8192:8192:8192:64x64x64:4:4"},
     {"gpu.l2.drift_waves", "2", "0", "cal:8192:8192:8192:64x64x64:4:4"},
+    // 64x128 tiles (3 per SM): the two tile rows of a slot's SMs stop reading B together.
+    {"gpu.l2.jitter_per_wave", "0.025", "0", "cal:8192:8192:8192:64x128x64:4:3"},
     {"gpu.l2.bandwidth_gbps", "5000", "10000", "mm4096"},
     {"gpu.l2.sm_bytes_per_cycle", "32", "64", "mm4096"},
     {"gpu.mem.bytes_in_flight_per_thread", "32", "128", "bert"},

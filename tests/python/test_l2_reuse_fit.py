@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """configs/calibration/l2_reuse_fit.py against the committed H100 probe files
 (docs/gpu.md#l2-reuse-in-time): the H100 configuration's gpu.l2.partitions and drift_waves are
-the grid's best fit of the DRAM bytes, and much better than one shared L2 with tiles in step.
+the grid's best fit of the DRAM bytes (and its jitter_per_wave the best of its scan), and much
+better than one shared L2 with tiles in step.
 Usage: test_l2_reuse_fit.py SOURCE_DIR SIM."""
 import os
 import re
@@ -17,22 +18,25 @@ if out.returncode != 0:
     failures.append(f"exit {out.returncode}: {out.stderr}")
 else:
     grid = {(int(m[1]), float(m[2])): float(m[3])
-            for m in re.finditer(r"^\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s", out.stdout, re.M)}
+            for m in re.finditer(r"^\s+(\d+)\s+([\d.]+)\s+([\d.]+)(?:\s+[\d.]+){3}\s*$", out.stdout, re.M)}
     best = re.search(r"^best: partitions (\d+) drift_waves ([\d.]+) rms log ([\d.]+)", out.stdout, re.M)
-    conf = re.search(r"^config: partitions (\d+) drift_waves ([\d.]+) rms log ([\d.]+), model / chip ([\d.]+)-([\d.]+)"
-                     r", median factor ([\d.]+) over (\d+) kernels", out.stdout, re.M)
-    if len(grid) != 18 or not best or not conf:
+    best_jitter = re.search(r"^best: jitter_per_wave ([\d.]+) rms log ([\d.]+)", out.stdout, re.M)
+    conf = re.search(r"^config: partitions (\d+) drift_waves ([\d.]+) jitter_per_wave ([\d.]+) rms log ([\d.]+), "
+                     r"model / chip ([\d.]+)-([\d.]+), median factor ([\d.]+) over (\d+) kernels", out.stdout, re.M)
+    if len(grid) != 18 or not best or not best_jitter or not conf:
         failures.append(f"unexpected output:\n{out.stdout}")
     else:
         if (int(conf[1]), float(conf[2])) != (int(best[1]), float(best[2])):
             failures.append(f"configs/gpu_h100.yaml has partitions {conf[1]} drift_waves {conf[2]}; the fit's best is "
                             f"partitions {best[1]} drift_waves {best[2]}")
-        if int(conf[7]) != 34:
-            failures.append(f"expected 34 probe kernels, got {conf[7]}")
-        if not float(conf[3]) < 0.5 * grid[(1, 0.0)]:
-            failures.append(f"config rms log {conf[3]} is not below half of one L2 in step ({grid[(1, 0.0)]})")
-        if not (float(conf[4]) > 0.5 and float(conf[5]) < 2.0):
-            failures.append(f"model / chip DRAM bytes {conf[4]}-{conf[5]}: expected within 0.5-2")
+        if float(conf[3]) != float(best_jitter[1]):
+            failures.append(f"configs/gpu_h100.yaml has jitter_per_wave {conf[3]}; the fit's best is {best_jitter[1]}")
+        if int(conf[8]) != 34:
+            failures.append(f"expected 34 probe kernels, got {conf[8]}")
+        if not float(conf[4]) < 0.5 * grid[(1, 0.0)]:
+            failures.append(f"config rms log {conf[4]} is not below half of one L2 in step ({grid[(1, 0.0)]})")
+        if not (float(conf[5]) > 0.5 and float(conf[6]) < 2.0):
+            failures.append(f"model / chip DRAM bytes {conf[5]}-{conf[6]}: expected within 0.5-2")
 for f in failures:
     print("FAIL:", f)
 print(f"{len(failures)} failures")

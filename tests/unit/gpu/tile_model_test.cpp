@@ -202,6 +202,12 @@ TEST(GpuTileModel, TheSlotsOfAnSmStartInStepThenDriftApart) {
   EXPECT_DOUBLE_EQ(models::tile_start(20, 4, 2, 2), 2.5);
   EXPECT_DOUBLE_EQ(models::tile_start(44, 4, 2, 2), 5.5);
   EXPECT_DOUBLE_EQ(models::tile_start(12, 4, 2, 0), 1);  // no drift: waves in step
+  // The SMs' phases wander apart by 0.1 a wave: in wave 5 (tiles 40-47) SM p's slot-1 tile starts
+  // a further min(1, 0.5) x p/4 / 2 later: tile 46 (SM 2) at 5 + (1 + 0.5 x 2/4) / 2 = 5.625.
+  EXPECT_DOUBLE_EQ(models::tile_start(46, 4, 2, 2, 0.1), 5.625);
+  EXPECT_DOUBLE_EQ(models::tile_start(44, 4, 2, 2, 0.1), 5.5);   // SM 0: no wander
+  EXPECT_DOUBLE_EQ(models::tile_start(42, 4, 2, 2, 0.1), 5.125);  // slot 0, SM 2
+  EXPECT_DOUBLE_EQ(models::tile_start(10, 4, 1, 2, 0.1), 2);      // one tile per SM stays in step
   // Row-major 64x64 tiles of C[2048,512] (32 x 8 tiles, K = 256; panels of 32 KiB in 4 chunks)
   // on 8 SMs x 2 slots: slot 0 runs tile row 2w, slot 1 row 2w + 1. In step, both rows of a wave
   // read each B chunk together, once. Drifted apart, row 2w + 1 reads it half a tile later, after
