@@ -138,6 +138,7 @@ bool play_matmul_tiles(models::L2Residency& l2, const gpu::Op& op, const TilePas
 
   const gpu::Tensor* tensors[2] = {&a, &b};
   const models::ByteRegion regions[2] = {ra, rb};
+  const double touched[2] = {touched_share(a, ra), touched_share(b, rb)};
   const int64_t panel_count[2] = {pa, pb};
   auto chunk_region = [&](int x, int64_t id) {
     const models::ByteRegion p = panel(regions[x], id / chunks, panel_count[x]);
@@ -157,7 +158,6 @@ bool play_matmul_tiles(models::L2Residency& l2, const gpu::Op& op, const TilePas
     const ChunkRead& r = reads[pos];
     if (tensors[r.operand]->is_remote(rank)) continue;
     LastRead& l = last[r.operand][r.chunk];
-    const double touched = touched_share(*tensors[r.operand], regions[r.operand]);
     double miss = 0, waits = 0;
     if (l.pos < 0) {
       // First read: whatever an earlier op left in the L2 hits; the rest is fetched whole (a
@@ -179,8 +179,8 @@ bool play_matmul_tiles(models::L2Residency& l2, const gpu::Op& op, const TilePas
     if (l.pos >= 0) distance.add(static_cast<size_t>(l.pos), -l.bytes);
     distance.add(pos, l.bytes);
     l.pos = static_cast<int64_t>(pos), l.time = r.time;
-    t.hbm_read_bytes += miss * touched;
-    wait += waits * touched;
+    t.hbm_read_bytes += miss * touched[r.operand];
+    wait += waits * touched[r.operand];
   }
   // The op leaves the chunks still resident in the L2 in the order it last read them.
   std::vector<std::pair<int64_t, std::pair<int, int64_t>>> by_last;

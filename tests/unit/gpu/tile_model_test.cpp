@@ -319,13 +319,23 @@ TEST(GpuTileModel, StreamKKeepsWholeWavesButTheLastDataParallelAndSharesTheRestB
   same(models::stream_k_segments(1, 8, 3, 2), {{0, 5, 8, 3}});
 }
 
-TEST(GpuTileModel, StreamKWorkersFetchEachChunkOnceWhenTheL2KeepsIt) {
-  // The plan of StreamKWorkersShareTheMathAndPayTheFixupThroughTheirPorts: 3 workers walk 8 tiles
-  // x 16 K steps; a tile split between two workers reads each chunk of its panels partly in each.
+namespace {
+
+// C[256,512] = A[256,1024] x B[1024,512] in 128x128x64 stream-K tiles, one slot per SM.
+mapping::MatmulPlanSpec stream_k_spec() {
   mapping::MatmulPlanSpec s;
   s.m = 256, s.n = 512, s.k = 1024;
   s.tm = s.tn = 128, s.tk = 64, s.warps = 4, s.stages = 3, s.sram_bytes = 3 * 256 * 64 * 2, s.slots = 1;
   s.stream_k = true;
+  return s;
+}
+
+}  // namespace
+
+TEST(GpuTileModel, StreamKWorkersFetchEachChunkOnceWhenTheL2KeepsIt) {
+  // The plan of StreamKWorkersShareTheMathAndPayTheFixupThroughTheirPorts: 3 workers walk 8 tiles
+  // x 16 K steps; a tile split between two workers reads each chunk of its panels partly in each.
+  mapping::MatmulPlanSpec s = stream_k_spec();
   const gpu::Program p = mapping::single_matmul_plan(s, 3, 227 * 1024);
   const double operands = 2.0 * (256 * 1024 + 1024 * 512);  // A and B: 1.5 MiB
   // An 8 MiB L2 keeps everything: each byte of A and B once, the first piece's read fetching
@@ -339,10 +349,7 @@ TEST(GpuTileModel, StreamKWorkersShareTheMathAndPayTheFixupThroughTheirPorts) {
   // C[256,512] = A[256,1024] x B[1024,512] in 128x128x64 tiles: 8 tiles x 16 K steps on 3
   // workers (3 SMs, one slot each). Tiles 0-2 data-parallel; tiles 3-7 (80 steps) in ranges
   // [0,26), [26,53), [53,80): tiles 4 and 6 have 2 parts each.
-  mapping::MatmulPlanSpec s;
-  s.m = 256, s.n = 512, s.k = 1024;
-  s.tm = s.tn = 128, s.tk = 64, s.warps = 4, s.stages = 3, s.sram_bytes = 3 * 256 * 64 * 2, s.slots = 1;
-  s.stream_k = true;
+  mapping::MatmulPlanSpec s = stream_k_spec();
   const gpu::Program p = mapping::single_matmul_plan(s, 3, 227 * 1024);
   ASSERT_EQ(p.task_infos.size(), 1u);
   EXPECT_EQ(p.task_infos[0].num_tasks, 3);
