@@ -55,16 +55,15 @@ def score(sim, hw, sets):
     return out, (rms, math.exp(min(logs)), math.exp(max(logs)), factors[len(factors) // 2])
 
 
-def config_value(hw, key, default):
-    # The two keys sit under gpu: l2: in the configs; a missing key has the schema's default.
-    text = open(hw).read().split("\n  l2:", 1)
-    for line in (text[1] if len(text) > 1 else "").splitlines():
-        if not line.startswith("    ") and line.strip():
-            break
-        name, _, value = line.strip().partition(":")
-        if name == key:
-            return float(value.split("#")[0])
-    return default
+def config_value(sim, hw, key):
+    # The value the simulator resolves (the file's, else the schema's default): `sim config`
+    # prints one "key = value" line per parameter.
+    out = subprocess.run([sim, "config", "--hw", hw], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        name, _, value = line.partition(" = ")
+        if name == "gpu.l2." + key:
+            return float(value)
+    raise SystemExit(f"l2_reuse_fit.py: {sim} config --hw {hw} prints no gpu.l2.{key}")
 
 
 def main(argv):
@@ -82,8 +81,8 @@ def main(argv):
         else:
             print(f"l2_reuse_fit.py: unknown argument {argv[i]}", file=sys.stderr)
             return 2
-    part, drift = int(config_value(hw, "partitions", 1)), config_value(hw, "drift_waves", 0)
-    jitter = config_value(hw, "jitter_per_wave", 0)
+    part, drift = int(config_value(sim, hw, "partitions")), config_value(sim, hw, "drift_waves")
+    jitter = config_value(sim, hw, "jitter_per_wave")
     if grid:
         print(f"{'partitions':>10} {'drift':>5} {'rms log':>8} {'min':>5} {'max':>5} {'median x':>8}")
         best = None

@@ -31,8 +31,8 @@ mapping::GpuSimResult simulate_gpu(const std::vector<gpu::Program>& plans, const
   std::vector<std::unique_ptr<models::SmArray>> ranks;
   for (size_t r = 0; r < plans.size(); ++r) {
     std::vector<std::vector<models::OpHbm>> hbm;
-    for (const auto& ops : mapping::plan_hbm_traffic(plans[r], params.l2_bytes, params.l2_partitions, params.l2_drift_waves,
-                                                            params.l2_jitter_per_wave)) {
+    const mapping::L2Pass l2{params.l2_bytes, params.l2_partitions, params.l2_drift_waves, params.l2_jitter_per_wave};
+    for (const auto& ops : mapping::plan_hbm_traffic(plans[r], l2)) {
       hbm.emplace_back();
       for (const mapping::OpTraffic& t : ops) hbm.back().push_back({t.hbm_read_bytes + t.hbm_write_bytes, t.wait_bytes()});
     }

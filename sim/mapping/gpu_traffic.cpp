@@ -130,7 +130,7 @@ bool play_matmul_tiles(models::L2Residency& l2, const gpu::Op& op, const TilePas
     }
   } else {
     for (int64_t n = 0; n < tiles; ++n)
-      read_steps(n, n, 0, k_steps, models::tile_start(n, pass.processors, pass.slots, pass.drift_waves, pass.jitter_per_wave));
+      read_steps(n, n, 0, k_steps, models::tile_start(n, pass.processors, pass.slots, pass.l2.drift_waves, pass.l2.jitter_per_wave));
   }
   std::stable_sort(reads.begin(), reads.end(), [](const ChunkRead& x, const ChunkRead& y) {
     return std::tie(x.time, x.order, x.operand) < std::tie(y.time, y.order, y.operand);
@@ -152,7 +152,7 @@ bool play_matmul_tiles(models::L2Residency& l2, const gpu::Op& op, const TilePas
   };
   std::vector<LastRead> last[2] = {std::vector<LastRead>(pa * chunks), std::vector<LastRead>(pb * chunks)};
   ReuseDistance distance(reads.size());
-  const double capacity = static_cast<double>(pass.l2_bytes) / std::max(1, pass.partitions);
+  const double capacity = static_cast<double>(pass.l2.bytes) / std::max(1, pass.l2.partitions);
   double wait = 0;
   for (size_t pos = 0; pos < reads.size(); ++pos) {
     const ChunkRead& r = reads[pos];
@@ -202,8 +202,7 @@ bool play_matmul_tiles(models::L2Residency& l2, const gpu::Op& op, const TilePas
   return true;
 }
 
-std::vector<std::vector<OpTraffic>> plan_hbm_traffic(const gpu::Program& p, int64_t l2_bytes, int partitions,
-                                                    double drift_waves, double jitter_per_wave) {
+std::vector<std::vector<OpTraffic>> plan_hbm_traffic(const gpu::Program& p, const L2Pass& l2_pass) {
   // The L2 tags written bytes with the writer's index in `writers` (TaskInfo, op).
   std::vector<std::pair<size_t, size_t>> writers;
   auto writer_id = [&](size_t ti, size_t oi) {
@@ -212,7 +211,7 @@ std::vector<std::vector<OpTraffic>> plan_hbm_traffic(const gpu::Program& p, int6
   };
   std::vector<std::vector<OpTraffic>> out(p.task_infos.size());
   for (size_t i = 0; i < p.task_infos.size(); ++i) out[i].resize(p.task_infos[i].ops.size());
-  models::L2Residency l2(l2_bytes);
+  models::L2Residency l2(l2_pass.bytes);
   std::set<int> played;
   for (const gpu::ProcessorGroup& pg : p.processor_groups)
     for (const gpu::ResourceGroup& rg : pg.resource_groups)
@@ -221,8 +220,7 @@ std::vector<std::vector<OpTraffic>> plan_hbm_traffic(const gpu::Program& p, int6
         if (ti < 0 || !played.insert(ti).second) continue;
         const gpu::TaskInfo& task = p.task_infos[ti];
         // Tiles of this task group running at once: its processors x slots.
-        TilePass pass{span_of(rg.processor_range).size(), gpu::num_slots(rg, task), l2_bytes, partitions, drift_waves,
-                      jitter_per_wave};
+        const TilePass pass{span_of(rg.processor_range).size(), gpu::num_slots(rg, task), l2_pass};
         for (size_t oi = 0; oi < task.ops.size(); ++oi) {
           const gpu::Op& op = task.ops[oi];
           if (op.is_virtual || gpu::op_class(op.type) == gpu::OpClass::Virtual) continue;

@@ -26,16 +26,22 @@ struct OpTraffic {
   }
 };
 
-// How a Matmul's tiles run, for its reuse pass: processors x slots tiles at once; the L2 a
-// panel shared by SMs on both sides finds is l2_bytes / partitions; the slots of an SM drift
-// from starting together to evenly staggered starts over drift_waves waves (0: lockstep), and
-// the SMs' phases wander apart by jitter_per_wave a wave (models::tile_start).
-struct TilePass {
-  int64_t processors = 1, slots = 1;
-  int64_t l2_bytes = 0;
+// The L2 as the reuse pass sees it: `bytes` in all; a panel shared by SMs on both sides finds
+// bytes / partitions; the slots of an SM drift from starting together to evenly staggered
+// starts over drift_waves waves (0: lockstep), and the SMs' phases wander apart by
+// jitter_per_wave a wave (models::tile_start). gpu.l2.size_mib, .partitions, .drift_waves,
+// .jitter_per_wave.
+struct L2Pass {
+  int64_t bytes = 0;
   int partitions = 1;
   double drift_waves = 0;
   double jitter_per_wave = 0;
+};
+
+// How a Matmul's tiles run, for its reuse pass: processors x slots tiles at once, on `l2`.
+struct TilePass {
+  int64_t processors = 1, slots = 1;
+  L2Pass l2;
 };
 
 // A Matmul's A and B reads in time (docs/gpu.md#l2-reuse-in-time): tiles start in task order
@@ -51,8 +57,7 @@ models::ByteRegion tensor_region(const gpu::Tensor& t);
 // Per TaskInfo (index in p.task_infos), per op. A TaskInfo is played once, at its first task
 // group in program order (processor groups in file order); TaskInfos no task group runs
 // move nothing. Remote tensors are not in this GPU's L2 and are left out.
-std::vector<std::vector<OpTraffic>> plan_hbm_traffic(const gpu::Program& p, int64_t l2_bytes, int partitions = 1,
-                                                    double drift_waves = 0, double jitter_per_wave = 0);
+std::vector<std::vector<OpTraffic>> plan_hbm_traffic(const gpu::Program& p, const L2Pass& l2);
 
 // A buffer as the GPU that allocates it knows it.
 struct PhysicalBuffer {

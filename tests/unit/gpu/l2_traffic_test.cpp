@@ -81,7 +81,7 @@ TEST(GpuTraffic, WritesStillInL2AtTheEndAreChargedToTheirWriter) {
   s.rows = 64, s.cols = 1024, s.dtype = gpu::DataType::BF16;  // 128 KiB in, 128 KiB out
   s.row_inputs = 1, s.row_outputs = 1, s.row_stats = 1;
   const gpu::Program p = mapping::single_rowwise_plan(s, 132);
-  const auto t = mapping::plan_hbm_traffic(p, 50LL << 20);
+  const auto t = mapping::plan_hbm_traffic(p, {50LL << 20});
   EXPECT_DOUBLE_EQ(t[0][0].hbm_read_bytes, 64.0 * 1024 * 2);
   EXPECT_DOUBLE_EQ(t[0][0].hbm_write_bytes, 64.0 * 1024 * 2 + 64 * 4);  // Y and the fp32 row statistics
 }
@@ -98,7 +98,7 @@ TEST(GpuTraffic, TensorRegionSpansFirstToLastElement) {
 
 TEST(GpuTraffic, TutorialMatmulReadsItsWeightsFromHbmAndSigmoidHitsL2) {
   const gpu::Program p = frontends::read_ark_plan(test::ark_file("tutorial/plan_2_split_k.json"));
-  const auto t = mapping::plan_hbm_traffic(p, 40LL << 20);
+  const auto t = mapping::plan_hbm_traffic(p, {40LL << 20});
   // T0 Matmul: input [1,512,4096] (4 row panels of 1 MiB) x weight [11008,4096] (43 column
   // panels of 2 MiB) in 128x256 tiles, 172 tiles on 108 processors: two waves. Wave 1 (tile
   // rows 0-2) fetches A panels 0-2 and every B panel; wave 2 (rows 2-3) reads B again after

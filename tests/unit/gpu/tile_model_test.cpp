@@ -158,7 +158,7 @@ TEST(GpuTileModel, TilesRunningAtOnceShareTheirPanelsInL2) {
   s.tm = s.tn = 128, s.tk = 64, s.warps = 4, s.sram_bytes = 0, s.slots = 1;
   const double panel = 64 * 1024;
   auto misses = [&](int sms, int64_t l2) {
-    return mapping::plan_hbm_traffic(mapping::single_matmul_plan(s, sms, 1 << 20), l2)[0][0].hbm_read_bytes;
+    return mapping::plan_hbm_traffic(mapping::single_matmul_plan(s, sms, 1 << 20), {l2})[0][0].hbm_read_bytes;
   };
   // All 16 tiles at once read each chunk together: each panel fetched once, whatever the L2 size.
   EXPECT_DOUBLE_EQ(misses(16, 1 << 20), 8 * panel);
@@ -184,7 +184,7 @@ TEST(GpuTileModel, AChunkReadAgainHitsWithTheSquareOfTheL2OverTheBytesReadSince)
   s.tm = s.tn = 128, s.tk = 64, s.warps = 4, s.sram_bytes = 0, s.slots = 1;
   const double panel = 64 * 1024;
   auto misses = [&](int64_t l2, int partitions) {
-    return mapping::plan_hbm_traffic(mapping::single_matmul_plan(s, 1, 1 << 20), l2, partitions)[0][0].hbm_read_bytes;
+    return mapping::plan_hbm_traffic(mapping::single_matmul_plan(s, 1, 1 << 20), {l2, partitions})[0][0].hbm_read_bytes;
   };
   EXPECT_DOUBLE_EQ(misses(112 * 1024, 1), 5 * panel);  // B stays: 4 A panels + B once
   // 56 KiB: each of the 3 later reads of B hits (56 / 112)^2 = 1/4 of it.
@@ -216,7 +216,7 @@ TEST(GpuTileModel, TheSlotsOfAnSmStartInStepThenDriftApart) {
   s.m = 2048, s.n = 512, s.k = 256;
   s.tm = s.tn = 64, s.tk = 64, s.warps = 4, s.sram_bytes = 0, s.slots = 2;
   auto traffic = [&](int64_t l2, double drift) {
-    return mapping::plan_hbm_traffic(mapping::single_matmul_plan(s, 8, 1 << 20), l2, 1, drift)[0][0].hbm_read_bytes;
+    return mapping::plan_hbm_traffic(mapping::single_matmul_plan(s, 8, 1 << 20), {l2, 1, drift})[0][0].hbm_read_bytes;
   };
   const double compulsory = 2.0 * (2048 * 256 + 256 * 512);
   EXPECT_DOUBLE_EQ(traffic(8 << 20, 0), compulsory);  // everything fits: each byte once
@@ -232,7 +232,7 @@ TEST(GpuTileModel, TilesOfAWaveWaitOnTheFillOfAPanelTheyShare) {
   s.m = s.n = 512, s.k = 256;
   s.tm = s.tn = 128, s.tk = 64, s.warps = 4, s.sram_bytes = 0, s.slots = 1;
   const double panel = 64 * 1024;
-  auto traffic = [&](int sms) { return mapping::plan_hbm_traffic(mapping::single_matmul_plan(s, sms, 1 << 20), 1 << 20)[0][0]; };
+  auto traffic = [&](int sms) { return mapping::plan_hbm_traffic(mapping::single_matmul_plan(s, sms, 1 << 20), {1 << 20})[0][0]; };
   const mapping::OpTraffic all = traffic(16);
   EXPECT_DOUBLE_EQ(all.hbm_read_bytes, 8 * panel);
   EXPECT_DOUBLE_EQ(all.wait_read_bytes, 32 * panel);
@@ -265,7 +265,7 @@ TEST(GpuTileModel, GroupedOrderReadsFewerPanelsPerWaveWhenBExceedsTheL2) {
   const double panel = 64 * 1024;
   auto misses = [&](int64_t group) {
     s.group_m = group;
-    return mapping::plan_hbm_traffic(mapping::single_matmul_plan(s, 4, 1 << 20), 64 * 1024)[0][0].hbm_read_bytes;
+    return mapping::plan_hbm_traffic(mapping::single_matmul_plan(s, 4, 1 << 20), {64 * 1024})[0][0].hbm_read_bytes;
   };
   EXPECT_GT(misses(1), 19 * panel);
   EXPECT_LE(misses(2), 16 * panel);
@@ -340,9 +340,9 @@ TEST(GpuTileModel, StreamKWorkersFetchEachChunkOnceWhenTheL2KeepsIt) {
   const double operands = 2.0 * (256 * 1024 + 1024 * 512);  // A and B: 1.5 MiB
   // An 8 MiB L2 keeps everything: each byte of A and B once, the first piece's read fetching
   // the whole chunk.
-  EXPECT_DOUBLE_EQ(mapping::plan_hbm_traffic(p, 8 << 20)[0][0].hbm_read_bytes, operands);
+  EXPECT_DOUBLE_EQ(mapping::plan_hbm_traffic(p, {8 << 20})[0][0].hbm_read_bytes, operands);
   // 64 KiB keeps little of the 2 A and 4 B panels (256 KiB each) between a worker's tiles.
-  EXPECT_GT(mapping::plan_hbm_traffic(p, 64 * 1024)[0][0].hbm_read_bytes, 1.5 * operands);
+  EXPECT_GT(mapping::plan_hbm_traffic(p, {64 * 1024})[0][0].hbm_read_bytes, 1.5 * operands);
 }
 
 TEST(GpuTileModel, StreamKWorkersShareTheMathAndPayTheFixupThroughTheirPorts) {
