@@ -11,6 +11,14 @@ namespace npusim::models {
 
 using LimiterCycles = std::array<double, kNumLimiters>;
 
+// The term that decided the most slot time (the first of equals), or -1 when nothing ran.
+inline int dominant_limiter(const LimiterCycles& c) {
+  int best = -1;
+  for (int i = 0; i < kNumLimiters; ++i)
+    if (c[i] > 0 && (best < 0 || c[i] > c[best])) best = i;
+  return best;
+}
+
 // Work counted per processor group and per op.
 struct GpuWork {
   int64_t tasks = 0;

@@ -121,10 +121,13 @@ std::string tile_name(const mapping::MatmulPlanSpec& t) {
   return s;
 }
 
-// One simulated kernel: its time and the bytes it moved to and from HBM.
+// One simulated kernel: its time, the bytes it moved to and from HBM, and the term that decided
+// most of its tasks' time (models::Limiter, as the reports' "bound") with that share of it.
 struct Simulated {
   double us = -1;  // negative: the candidate does not fit
   double hbm_bytes = 0;
+  std::string bound = "-";
+  double bound_share = 0;
 };
 
 // Runs n simulations, each in its own forked child (one simulation per process).
@@ -137,8 +140,8 @@ std::vector<Simulated> simulate_forked(size_t n, int jobs, const std::function<S
       n, pool,
       [&](size_t i) {
         const Simulated r = sim_one(i);
-        char b[96];
-        std::snprintf(b, sizeof b, "%.6f %.0f", r.us, r.hbm_bytes);
+        char b[128];
+        std::snprintf(b, sizeof b, "%.6f %.0f %s %.6f", r.us, r.hbm_bytes, r.bound.c_str(), r.bound_share);
         return std::string(b);
       },
       [&](const sweep::TaskOutcome& out) {
@@ -147,7 +150,8 @@ std::vector<Simulated> simulate_forked(size_t n, int jobs, const std::function<S
           return;
         }
         std::istringstream in(out.payload);
-        in >> predicted[out.index].us >> predicted[out.index].hbm_bytes;
+        Simulated& p = predicted[out.index];
+        in >> p.us >> p.hbm_bytes >> p.bound >> p.bound_share;
       });
   if (!failure.empty()) throw InternalError("gpu-calibrate: a simulation failed: " + failure);
   return predicted;
@@ -155,7 +159,22 @@ std::vector<Simulated> simulate_forked(size_t n, int jobs, const std::function<S
 
 Simulated simulate_one(const gpu::Program& p, const models::GpuParams& params) {
   const mapping::GpuSimResult sim = engine::simulate_gpu({p}, params);
-  return {sim.end_cycles / sim.clock_mhz, sim.ranks.empty() ? 0.0 : sim.ranks[0].hbm_bytes};
+  Simulated r{sim.end_cycles / sim.clock_mhz, sim.ranks.empty() ? 0.0 : sim.ranks[0].hbm_bytes};
+  // The kernel's bound: over all its ops (a split-K sum too), the term that decided the most.
+  models::LimiterCycles c{};
+  double total = 0;
+  if (!sim.ranks.empty())
+    for (const auto& task : sim.ranks[0].ops)
+      for (const models::GpuWork& w : task)
+        for (int i = 0; i < models::kNumLimiters; ++i) c[i] += w.limiter_cycles[i], total += w.limiter_cycles[i];
+  const int best = models::dominant_limiter(c);
+  if (best >= 0) r.bound = models::limiter_name(static_cast<models::Limiter>(best)), r.bound_share = c[best] / total;
+  return r;
+}
+
+// "l2 64%": the bound and its share of the tasks' time.
+std::string bound_text(const Simulated& s) {
+  return s.bound == "-" ? s.bound : s.bound + " " + std::to_string(static_cast<int>(std::lround(100 * s.bound_share))) + "%";
 }
 
 // "median |error| over N rows: M%, worst W%" (prefix: what the rows are, e.g. "kind gemm_triton: ").
@@ -201,8 +220,7 @@ GemmProblem row_problem(const std::string& tile, const std::vector<mapping::Matm
 }
 
 struct BestTile {
-  double us = -1;  // negative: no tile fits
-  double hbm_bytes = 0;
+  Simulated sim;  // us negative: no tile fits
   std::string tile;
 };
 
@@ -277,11 +295,10 @@ std::vector<BestTile> best_tiles(const std::vector<GemmProblem>& problems, const
   for (size_t j = 0; j < jobs.size(); ++j) {
     BestTile& b = best[jobs[j].first];
     const Simulated& v = predicted[j];
-    if (v.us > 0 && (b.us <= 0 || v.us < b.us))
-      b.us = v.us, b.hbm_bytes = v.hbm_bytes, b.tile = tile_name(specs[j]);
+    if (v.us > 0 && (b.sim.us <= 0 || v.us < b.sim.us)) b.sim = v, b.tile = tile_name(specs[j]);
   }
   for (size_t i = 0; i < problems.size(); ++i)
-    if (best[i].us <= 0)
+    if (best[i].sim.us <= 0)
       throw InputError(problems[i].file, problems[i].pointer + (problems[i].own_tile ? "/tile" : ""),
                        "no tile fits the shared memory");
   return best;
@@ -302,19 +319,21 @@ int run_calibrate_gemm(const GpuCliOptions& o, const models::GpuParams& params) 
   }
   const std::vector<BestTile> best = best_tiles(problems, o, params);
   std::ostringstream csv;
-  csv << "M,N,K,measured_us,predicted_us,error_pct,tile,group_m,hbm_mb\n";
-  std::printf("%-7s %-7s %-7s %12s %12s %8s  %s\n", "M", "N", "K", "measured_us", "predicted_us", "error", "tile (given, or best)");
+  csv << "M,N,K,measured_us,predicted_us,error_pct,tile,group_m,hbm_mb,bound,bound_pct\n";
+  std::printf("%-7s %-7s %-7s %12s %12s %8s  %-12s %s\n", "M", "N", "K", "measured_us", "predicted_us", "error", "bound",
+              "tile (given, or best)");
   std::vector<double> errors;
   for (size_t ri = 0; ri < rows.size(); ++ri) {
     const frontends::GemmRow& r = rows[ri];
-    const double err = signed_error_pct(best[ri].us, r.measured_us);
+    const Simulated& v = best[ri].sim;
+    const double err = signed_error_pct(v.us, r.measured_us);
     errors.push_back(std::fabs(err));
     const std::string order = r.group_m > 1 ? " group " + std::to_string(r.group_m) : "";
-    std::printf("%-7lld %-7lld %-7lld %12.2f %12.2f %+7.1f%%  %s%s\n", static_cast<long long>(r.m),
-                static_cast<long long>(r.n), static_cast<long long>(r.k), r.measured_us, best[ri].us, err,
+    std::printf("%-7lld %-7lld %-7lld %12.2f %12.2f %+7.1f%%  %-12s %s%s\n", static_cast<long long>(r.m),
+                static_cast<long long>(r.n), static_cast<long long>(r.k), r.measured_us, v.us, err, bound_text(v).c_str(),
                 best[ri].tile.c_str(), order.c_str());
-    csv << r.m << "," << r.n << "," << r.k << "," << r.measured_us << "," << best[ri].us << "," << err << ","
-        << best[ri].tile << "," << r.group_m << "," << best[ri].hbm_bytes / 1e6 << "\n";
+    csv << r.m << "," << r.n << "," << r.k << "," << r.measured_us << "," << v.us << "," << err << "," << best[ri].tile
+        << "," << r.group_m << "," << v.hbm_bytes / 1e6 << "," << v.bound << "," << 100 * v.bound_share << "\n";
   }
   std::vector<std::string> kinds;
   for (const frontends::GemmRow& r : rows) kinds.push_back(r.kind);
@@ -341,23 +360,25 @@ int run_calibrate_conv(const GpuCliOptions& o, const models::GpuParams& params) 
   }
   const std::vector<BestTile> best = best_tiles(problems, o, params);
   std::ostringstream csv;
-  csv << "layer,N,C,H,W,K,R,S,stride,pad,dtype,gemm_m,gemm_n,gemm_k,measured_us,predicted_us,error_pct,tile,hbm_mb\n";
-  std::printf("%-12s %4s %5s %4s %5s %2s %2s %5s %12s %12s %8s  %s\n", "layer", "N", "C", "H", "K", "RS", "st", "dtype",
-              "measured_us", "predicted_us", "error", "tile (given, or best)");
+  csv << "layer,N,C,H,W,K,R,S,stride,pad,dtype,gemm_m,gemm_n,gemm_k,measured_us,predicted_us,error_pct,tile,hbm_mb,bound,"
+         "bound_pct\n";
+  std::printf("%-12s %4s %5s %4s %5s %2s %2s %5s %12s %12s %8s  %-12s %s\n", "layer", "N", "C", "H", "K", "RS", "st",
+              "dtype", "measured_us", "predicted_us", "error", "bound", "tile (given, or best)");
   std::vector<double> errors;
   for (size_t i = 0; i < rows.size(); ++i) {
     const frontends::ConvRow& r = rows[i];
     const GemmProblem& g = problems[i];
-    const double err = signed_error_pct(best[i].us, r.measured_us);
+    const Simulated& v = best[i].sim;
+    const double err = signed_error_pct(v.us, r.measured_us);
     errors.push_back(std::fabs(err));
-    std::printf("%-12s %4lld %5lld %4lld %5lld %2lld %2lld %5s %12.2f %12.2f %+7.1f%%  %s\n", r.layer.c_str(),
+    std::printf("%-12s %4lld %5lld %4lld %5lld %2lld %2lld %5s %12.2f %12.2f %+7.1f%%  %-12s %s\n", r.layer.c_str(),
                 static_cast<long long>(r.n), static_cast<long long>(r.c), static_cast<long long>(r.h),
                 static_cast<long long>(r.k), static_cast<long long>(r.r), static_cast<long long>(r.stride),
-                r.dtype_name.c_str(), r.measured_us, best[i].us, err, best[i].tile.c_str());
+                r.dtype_name.c_str(), r.measured_us, v.us, err, bound_text(v).c_str(), best[i].tile.c_str());
     csv << r.layer << "," << r.n << "," << r.c << "," << r.h << "," << r.w << "," << r.k << "," << r.r << "," << r.s << ","
         << r.stride << "," << r.pad << "," << r.dtype_name << "," << g.m << "," << g.n << "," << g.k << ","
-        << r.measured_us << "," << best[i].us << "," << err << "," << best[i].tile << "," << best[i].hbm_bytes / 1e6
-        << "\n";
+        << r.measured_us << "," << v.us << "," << err << "," << best[i].tile << "," << v.hbm_bytes / 1e6 << ","
+        << v.bound << "," << 100 * v.bound_share << "\n";
   }
   print_error_summary(errors);
   if (!o.cal_csv.empty()) write_output(o.cal_csv, csv.str());
@@ -396,25 +417,26 @@ int run_calibrate_ops(const GpuCliOptions& o, const models::GpuParams& params) {
     s.programs_per_sm = models::rowwise_programs_per_sm(params, s.warps, (s.row_inputs + s.col_vectors) * per_thread);
     rows.push_back(row);
   }
-  std::vector<double> predicted;
-  for (const Simulated& r : simulate_forked(rows.size(), o.jobs, [&](size_t i) {
-         return simulate_one(mapping::single_rowwise_plan(rows[i].spec, params.num_sms), params);
-       }))
-    predicted.push_back(r.us);
+  const std::vector<Simulated> predicted = simulate_forked(rows.size(), o.jobs, [&](size_t i) {
+    return simulate_one(mapping::single_rowwise_plan(rows[i].spec, params.num_sms), params);
+  });
   std::ostringstream csv;
-  csv << "kind,M,N,dtype,warps,measured_us,predicted_us,error_pct,programs_per_sm\n";
-  std::printf("%-20s %-7s %-7s %-5s %5s %12s %12s %8s  %s\n", "kind", "M", "N", "dtype", "warps", "measured_us",
-              "predicted_us", "error", "programs/SM");
+  csv << "kind,M,N,dtype,warps,measured_us,predicted_us,error_pct,programs_per_sm,bound,bound_pct\n";
+  std::printf("%-20s %-7s %-7s %-5s %5s %12s %12s %8s  %-12s %s\n", "kind", "M", "N", "dtype", "warps", "measured_us",
+              "predicted_us", "error", "bound", "programs/SM");
   std::vector<double> errors;
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
-    const double err = 100.0 * (predicted[i] - r.in.measured_us) / r.in.measured_us;
+    const Simulated& v = predicted[i];
+    const double err = signed_error_pct(v.us, r.in.measured_us);
     errors.push_back(std::fabs(err));
-    std::printf("%-20s %-7lld %-7lld %-5s %5d %12.2f %12.2f %+7.1f%%  %lld\n", r.in.kind.c_str(),
+    std::printf("%-20s %-7lld %-7lld %-5s %5d %12.2f %12.2f %+7.1f%%  %-12s %lld\n", r.in.kind.c_str(),
                 static_cast<long long>(r.spec.rows), static_cast<long long>(r.spec.cols), r.in.dtype_name.c_str(),
-                r.spec.warps, r.in.measured_us, predicted[i], err, static_cast<long long>(r.spec.programs_per_sm));
+                r.spec.warps, r.in.measured_us, v.us, err, bound_text(v).c_str(),
+                static_cast<long long>(r.spec.programs_per_sm));
     csv << r.in.kind << "," << r.spec.rows << "," << r.spec.cols << "," << r.in.dtype_name << "," << r.spec.warps << ","
-        << r.in.measured_us << "," << predicted[i] << "," << err << "," << r.spec.programs_per_sm << "\n";
+        << r.in.measured_us << "," << v.us << "," << err << "," << r.spec.programs_per_sm << "," << v.bound << ","
+        << 100 * v.bound_share << "\n";
   }
   print_error_summary(errors);
   if (!o.cal_csv.empty()) write_output(o.cal_csv, csv.str());

@@ -19,9 +19,7 @@ std::string fmt(const char* f, double v) {
 double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
 
 std::string bound_of(const mapping::LimiterCycles& c) {
-  int best = -1;
-  for (int i = 0; i < models::kNumLimiters; ++i)
-    if (c[i] > 0 && (best < 0 || c[i] > c[best])) best = i;
+  const int best = models::dominant_limiter(c);
   return best < 0 ? "-" : models::limiter_name(static_cast<models::Limiter>(best));
 }
 

@@ -257,6 +257,31 @@ TEST(GpuCalibrate, ClustersMulticastSlicesFromTheL2ButNotThroughTheSmPort) {
   EXPECT_LT(quad, 1.1 * port_us);
 }
 
+// Each row's bound: the term that decided most of its tasks' time, as in the reports. At 8192^3
+// in grouped order a 128x256x64 tile on 8 warps spends 1280 cycles a K step on math (2 x 128 x
+// 256 x 64 flop at 0.8 x 4096 flop a cycle) against 768 through its L2 port and 512 reading
+// shared memory; 64x64x64 tiles need the L2 slices at 10 TB/s for 3.44 ms (the cluster test
+// above) where their math takes 2.6 ms.
+TEST(GpuCalibrate, EachRowNamesTheTermThatBoundsItsKernel) {
+  const std::string d = scratch_dir("gpu_calibrate_bound");
+  const std::string f = d + "/g.json";
+  std::ofstream(f) << R"({"rows":[{"M":8192,"N":8192,"K":8192,"ms":1.5,"tile":"128x256x64:8:3","group_m":8},)"
+                      R"({"M":8192,"N":8192,"K":8192,"ms":3.5,"tile":"64x64x64:4:4","group_m":8}]})";
+  const auto r = run_sim("gpu-calibrate " + hw("gpu_h100") + " --gemm '" + f + "' --csv '" + d + "/c.csv'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto rows = calibration_csv(d + "/c.csv");
+  ASSERT_EQ(rows.size(), 3u);
+  ASSERT_EQ(rows[0].size(), 11u);
+  EXPECT_EQ(rows[0][9], "bound");
+  EXPECT_EQ(rows[1][9], "math");
+  EXPECT_EQ(rows[2][9], "l2");
+  for (size_t i = 1; i < rows.size(); ++i) {
+    EXPECT_GT(std::stod(rows[i][10]), 50) << i;
+    EXPECT_LE(std::stod(rows[i][10]), 100) << i;
+  }
+  EXPECT_NE(r.output.find("math "), std::string::npos) << r.output;
+}
+
 // Stream-K candidates (docs/gpu.md#stream-k): 3072^3 in 128x256 tiles is 288 tiles on 132 SMs,
 // 2.18 waves; the persistent kernel shares the third wave out by K steps, so it beats the same
 // tile data-parallel (3 waves) by about a quarter, and stays above the flops at the peak. Only
@@ -305,7 +330,7 @@ void expect_rowwise_targets(const std::string& config, const std::string& data_f
   ASSERT_EQ(rows.size(), doc["rows"].size() + 1);
   ASSERT_GE(doc["rows"].size(), min_rows);
   for (size_t i = 1; i < rows.size(); ++i) {
-    ASSERT_EQ(rows[i].size(), 9u);
+    ASSERT_EQ(rows[i].size(), 11u);
     const json& row = doc["rows"][i - 1];
     const double elem = row["dtype"] == "fp32" ? 4 : 2;
     const double bytes = (row["row_inputs"].get<double>() + row["row_outputs"].get<double>()) * row["M"].get<double>() *
@@ -363,7 +388,7 @@ TEST(GpuCalibrate, MedianErrorAgainstMeasuredH100GemmsIsWithin10PercentWorstWith
     std::vector<std::string> f;
     std::stringstream ls(line);
     for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
-    ASSERT_EQ(f.size(), 9u) << line;
+    ASSERT_EQ(f.size(), 11u) << line;
     err.push_back(std::fabs(std::stod(f[5])));
   }
   ASSERT_EQ(err.size(), 17u);
