@@ -84,7 +84,7 @@ double GpuParams::tensor_flops_per_cycle(gpu::DataType t) const {
 }
 
 const char* limiter_name(Limiter l) {
-  static const char* names[kNumLimiters] = {"math", "smem", "latency", "l2", "hbm", "link", "sync"};
+  static const char* names[kNumLimiters] = {"math", "smem", "latency", "port", "l2", "hbm", "link", "sync"};
   return names[static_cast<int>(l)];
 }
 
@@ -137,7 +137,7 @@ MatmulTiming matmul_timing(const GpuParams& p, const MatmulTile& t, int slot_war
   double step = r.math_step;
   r.limiter = Limiter::Math;
   if (r.smem_step > step) step = r.smem_step, r.limiter = Limiter::Smem;
-  if (r.load_step > step) step = r.load_step, r.limiter = Limiter::L2;
+  if (r.load_step > step) step = r.load_step, r.limiter = Limiter::Port;
   if (r.latency_step > step) step = r.latency_step, r.limiter = Limiter::Latency;
   // Each iteration also waits on its stage's barrier and advances the pipeline: a fixed cost
   // that a smaller TK pays more often.

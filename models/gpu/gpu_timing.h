@@ -154,10 +154,12 @@ inline const std::vector<config::ParamDecl>& GpuParams::params() {
   return decls;
 }
 
-// Which term decided a task's time (reports name a processor group's bound after them).
-enum class Limiter { Math, Smem, Latency, L2, Hbm, Link, Sync };
-const char* limiter_name(Limiter l);  // "math", "smem", "latency", "l2", "hbm", "link", "sync"
-constexpr int kNumLimiters = 7;
+// Which term decided a task's time (reports name a processor group's bound after them): Port is
+// the SM's own path from the L2 (gpu.l2.sm_bytes_per_cycle), L2 the slices all SMs share
+// (gpu.l2.bandwidth_gbps): a wider port or a faster L2 are different fixes.
+enum class Limiter { Math, Smem, Latency, Port, L2, Hbm, Link, Sync };
+const char* limiter_name(Limiter l);  // "math", "smem", "latency", "port", "l2", "hbm", "link", "sync"
+constexpr int kNumLimiters = 8;
 
 // One task of one op on one slot.
 struct TaskDemand {

@@ -262,7 +262,7 @@ void SmArray::run_op(int proc, size_t thread, const GpuSeq& q, int ti, int oi, c
   };
   consider(m_math[proc].reserve(ready, d.sm_math_cycles), Limiter::Math);
   consider(m_smem[proc].reserve(ready, d.sm_smem_cycles), Limiter::Smem);
-  consider(m_port[proc].reserve(ready, d.l2_bytes), Limiter::L2);
+  consider(m_port[proc].reserve(ready, d.l2_bytes), Limiter::Port);
   consider(m_l2.reserve(ready, d.l2_slice_bytes), Limiter::L2);
   consider(m_hbm_server.reserve(ready, d.hbm_bytes), Limiter::Hbm);
   for (const auto& [dst, bytes] : d.link_bytes) consider(m_sys.links.transfer(m_rank, dst, ready, bytes), Limiter::Link);
