@@ -26,7 +26,7 @@ struct GpuPgRow {
   double occupancy = 0;    // its processors' busy time within [start, end) / (processors x time)
   double tflops = 0;       // achieved
   double flops = 0, hbm_bytes = 0, l2_bytes = 0, link_bytes = 0;
-  std::string bound;       // math, smem, latency, l2, hbm, link, sync
+  std::string bound;       // math, smem, latency, port, l2, hbm, link, sync
   bool critical = false;   // on the chain of groups that decides the end time
 };
 
