@@ -61,7 +61,11 @@ def main(argv):
         alone += n
         model = {}
         if sim:
-            m100, m200 = (model_us(sim, g, os.path.join(HERE, f"{g}_{s}.json")) for g in ("h100", "h200"))
+            try:
+                m100, m200 = (model_us(sim, g, os.path.join(HERE, f"{g}_{s}.json")) for g in ("h100", "h200"))
+            except (OSError, subprocess.CalledProcessError) as e:
+                print(f"hopper_ratio.py: {sim} gpu-calibrate failed: {e}", file=sys.stderr)
+                return 2
             model = {i: m200[i] / m100[i] for i in range(len(m200))}
         for i, ratio, shape in pairs:
             by_shape.setdefault(shape, []).append((ratio, model.get(i)))
