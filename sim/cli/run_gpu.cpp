@@ -174,7 +174,8 @@ Simulated simulate_one(const gpu::Program& p, const models::GpuParams& params) {
 
 // "l2 64%": the bound and its share of the tasks' time.
 std::string bound_text(const Simulated& s) {
-  return s.bound == "-" ? s.bound : s.bound + " " + std::to_string(static_cast<int>(std::lround(100 * s.bound_share))) + "%";
+  if (s.bound == "-") return s.bound;
+  return s.bound + " " + std::to_string(static_cast<int>(std::lround(100 * s.bound_share))) + "%";
 }
 
 // "median |error| over N rows: M%, worst W%" (prefix: what the rows are, e.g. "kind gemm_triton: ").

@@ -130,7 +130,8 @@ bool play_matmul_tiles(models::L2Residency& l2, const gpu::Op& op, const TilePas
     }
   } else {
     for (int64_t n = 0; n < tiles; ++n)
-      read_steps(n, n, 0, k_steps, models::tile_start(n, pass.processors, pass.slots, pass.l2.drift_waves, pass.l2.jitter_per_wave));
+      read_steps(n, n, 0, k_steps,
+                 models::tile_start(n, pass.processors, pass.slots, pass.l2.drift_waves, pass.l2.jitter_per_wave));
   }
   std::stable_sort(reads.begin(), reads.end(), [](const ChunkRead& x, const ChunkRead& y) {
     return std::tie(x.time, x.order, x.operand) < std::tie(y.time, y.order, y.operand);

@@ -232,7 +232,9 @@ TEST(GpuTileModel, TilesOfAWaveWaitOnTheFillOfAPanelTheyShare) {
   s.m = s.n = 512, s.k = 256;
   s.tm = s.tn = 128, s.tk = 64, s.warps = 4, s.sram_bytes = 0, s.slots = 1;
   const double panel = 64 * 1024;
-  auto traffic = [&](int sms) { return mapping::plan_hbm_traffic(mapping::single_matmul_plan(s, sms, 1 << 20), {1 << 20})[0][0]; };
+  auto traffic = [&](int sms) {
+    return mapping::plan_hbm_traffic(mapping::single_matmul_plan(s, sms, 1 << 20), {1 << 20})[0][0];
+  };
   const mapping::OpTraffic all = traffic(16);
   EXPECT_DOUBLE_EQ(all.hbm_read_bytes, 8 * panel);
   EXPECT_DOUBLE_EQ(all.wait_read_bytes, 32 * panel);
