@@ -29,16 +29,33 @@ struct Def {
   int layers, d, heads, ffn, vocab;
   int max_pos;      // learned position table rows (0: rotary positions, any length)
   double eps;
+  int kv_heads = 0;  // grouped-query attention: K/V heads (0: as many as query heads)
 };
 
+// Hugging Face configs (bert-base-uncased, bert-large-uncased, gpt2[-medium|-large|-xl],
+// meta-llama/Llama-2-{7,13,70}b-hf); gpt3-xl and gpt3-2.7b are GPT-2 modules of the shapes
+// NeuSight measured (../shared/validation/neusight_e2e_inference_h100_a100: 24 x 3072 / 24 heads,
+// 32 x 2560 / 32 heads, 2048 positions).
+const std::vector<std::pair<std::string, Def>>& defs() {
+  static const std::vector<std::pair<std::string, Def>> d = {
+      {"bert-base", {Family::Bert, 12, 768, 12, 3072, 30522, 512, 1e-12}},
+      {"bert-large", {Family::Bert, 24, 1024, 16, 4096, 30522, 512, 1e-12}},
+      {"gpt2", {Family::Gpt2, 12, 768, 12, 3072, 50257, 1024, 1e-5}},
+      {"gpt2-medium", {Family::Gpt2, 24, 1024, 16, 4096, 50257, 1024, 1e-5}},
+      {"gpt2-large", {Family::Gpt2, 36, 1280, 20, 5120, 50257, 1024, 1e-5}},
+      {"gpt2-xl", {Family::Gpt2, 48, 1600, 25, 6400, 50257, 1024, 1e-5}},
+      {"gpt3-xl", {Family::Gpt2, 24, 3072, 24, 12288, 50257, 2048, 1e-5}},
+      {"gpt3-2.7b", {Family::Gpt2, 32, 2560, 32, 10240, 50257, 2048, 1e-5}},
+      {"llama2-7b", {Family::Llama, 32, 4096, 32, 11008, 32000, 0, 1e-5}},
+      {"llama2-13b", {Family::Llama, 40, 5120, 40, 13824, 32000, 0, 1e-5}},
+      {"llama2-70b", {Family::Llama, 80, 8192, 64, 28672, 32000, 0, 1e-5, 8}},
+  };
+  return d;
+}
+
 const Def* find_def(const std::string& model) {
-  // Hugging Face configs: bert-base-uncased, gpt2, meta-llama/Llama-2-7b-hf.
-  static const Def bert{Family::Bert, 12, 768, 12, 3072, 30522, 512, 1e-12};
-  static const Def gpt2{Family::Gpt2, 12, 768, 12, 3072, 50257, 1024, 1e-5};
-  static const Def llama{Family::Llama, 32, 4096, 32, 11008, 32000, 0, 1e-5};
-  if (model == "bert-base") return &bert;
-  if (model == "gpt2") return &gpt2;
-  if (model == "llama2-7b") return &llama;
+  for (const auto& [name, def] : defs())
+    if (name == model) return &def;
   return nullptr;
 }
 
@@ -49,7 +66,7 @@ class Transformer {
  public:
   Transformer(const Def& m, const ZooOptions& o, int seq, int kv, int layers, DType dt)
       : m_m(m), m_b("zoo", o.model), m_B(o.batch), m_S(seq), m_N(kv), m_T(kv + seq), m_L(layers),
-        m_D(m.d), m_H(m.heads), m_dh(m.d / m.heads), m_dt(dt) {}
+        m_D(m.d), m_H(m.heads), m_Hkv(m.kv_heads > 0 ? m.kv_heads : m.heads), m_dh(m.d / m.heads), m_dt(dt) {}
 
   ir::Graph build() {
     const bool bert = m_m.family == Family::Bert;
@@ -135,26 +152,36 @@ class Transformer {
     return m_b.op(k, name, {a, b}, m_b.shape(a), m_dt);
   }
 
-  // [B,S,D] -> [B,H,S,dh]
-  int split_heads(int x, const std::string& name) {
-    int r = m_b.op(OpKind::Reshape, name + ".view", {x}, {m_B, m_S, m_H, m_dh}, m_dt);
-    return m_b.op(OpKind::Transpose, name + ".transpose", {r}, {m_B, m_H, m_S, m_dh}, m_dt,
+  // [B,S,heads*dh] -> [B,heads,S,dh]
+  int split_heads(int x, const std::string& name, int64_t heads) {
+    int r = m_b.op(OpKind::Reshape, name + ".view", {x}, {m_B, m_S, heads, m_dh}, m_dt);
+    return m_b.op(OpKind::Transpose, name + ".transpose", {r}, {m_B, heads, m_S, m_dh}, m_dt,
                   [](ir::Layer& l) { l.perm = {0, 2, 1, 3}; });
+  }
+
+  // HF's repeat_kv: [B,Hkv,T,dh] -> [B,H,T,dh], each K/V head shared by H / Hkv query heads.
+  int repeat_kv(int x, const std::string& name) {
+    if (m_Hkv == m_H) return x;
+    const int64_t rep = m_H / m_Hkv;
+    int r = m_b.op(OpKind::Reshape, name + ".expand_view", {x}, {m_B, m_Hkv, 1, m_T, m_dh}, m_dt);
+    int c = m_b.op(OpKind::Concat, name + ".expand", std::vector<int>(static_cast<size_t>(rep), r),
+                   {m_B, m_Hkv, rep, m_T, m_dh}, m_dt, [](ir::Layer& l) { l.axes = {2}; });
+    return m_b.op(OpKind::Reshape, name + ".repeat", {c}, {m_B, m_H, m_T, m_dh}, m_dt);
   }
 
   // HF's apply_rotary_pos_emb: x * cos + rotate_half(x) * sin, with rotate_half(x) =
   // cat(-x2, x1); the sign sits in the sin table, so rotate_half is cat(x2, x1).
   int rope(int x, const std::string& name) {
-    const int64_t half = m_dh / 2;
+    const int64_t half = m_dh / 2, heads = m_b.shape(x)[1];
     auto half_slice = [&](int64_t from, int64_t to, const std::string& n) {
-      return m_b.op(OpKind::Slice, n, {x}, {m_B, m_H, m_S, to - from}, m_dt, [&](ir::Layer& l) {
+      return m_b.op(OpKind::Slice, n, {x}, {m_B, heads, m_S, to - from}, m_dt, [&](ir::Layer& l) {
         l.starts = {0, 0, 0, from};
-        l.ends = {m_B, m_H, m_S, to};
+        l.ends = {m_B, heads, m_S, to};
       });
     };
     int x1 = half_slice(0, half, name + ".x1");
     int x2 = half_slice(half, m_dh, name + ".x2");
-    int rot = m_b.op(OpKind::Concat, name + ".rotate_half", {x2, x1}, {m_B, m_H, m_S, m_dh}, m_dt,
+    int rot = m_b.op(OpKind::Concat, name + ".rotate_half", {x2, x1}, {m_B, heads, m_S, m_dh}, m_dt,
                      [](ir::Layer& l) { l.axes = {-1}; });
     int a = binary(OpKind::Mul, x, m_cos, name + ".mul_cos");
     int b = binary(OpKind::Mul, rot, m_sin, name + ".mul_sin");
@@ -166,8 +193,8 @@ class Transformer {
   int with_cache(int kv, int layer, const std::string& which) {
     m_b.mark_output(kv);
     if (m_N == 0) return kv;
-    int past = m_b.input("past_" + which + "." + std::to_string(layer), {m_B, m_H, m_N, m_dh}, m_dt);
-    return m_b.op(OpKind::Concat, p(layer, "attn.cat_" + which), {past, kv}, {m_B, m_H, m_T, m_dh}, m_dt,
+    int past = m_b.input("past_" + which + "." + std::to_string(layer), {m_B, m_Hkv, m_N, m_dh}, m_dt);
+    return m_b.op(OpKind::Concat, p(layer, "attn.cat_" + which), {past, kv}, {m_B, m_Hkv, m_T, m_dh}, m_dt,
                   [](ir::Layer& l) { l.axes = {2}; });
   }
 
@@ -178,9 +205,9 @@ class Transformer {
     const std::string k_name = bert ? "key" : llama ? "k_proj" : "c_attn.k";
     const std::string v_name = bert ? "value" : llama ? "v_proj" : "c_attn.v";
     const bool bias = !llama;
-    int q = split_heads(linear(h, p(i, a + q_name), m_D, bias), p(i, a + q_name));
-    int k = split_heads(linear(h, p(i, a + k_name), m_D, bias), p(i, a + k_name));
-    int v = split_heads(linear(h, p(i, a + v_name), m_D, bias), p(i, a + v_name));
+    int q = split_heads(linear(h, p(i, a + q_name), m_D, bias), p(i, a + q_name), m_H);
+    int k = split_heads(linear(h, p(i, a + k_name), m_Hkv * m_dh, bias), p(i, a + k_name), m_Hkv);
+    int v = split_heads(linear(h, p(i, a + v_name), m_Hkv * m_dh, bias), p(i, a + v_name), m_Hkv);
     if (llama) {
       q = rope(q, p(i, a + "q_rope"));
       k = rope(k, p(i, a + "k_rope"));
@@ -189,6 +216,8 @@ class Transformer {
       k = with_cache(k, i, "key");
       v = with_cache(v, i, "value");
     }
+    k = repeat_kv(k, p(i, a + "k_repeat"));
+    v = repeat_kv(v, p(i, a + "v_repeat"));
     int s = m_b.op(OpKind::BatchMatMul, p(i, a + "scores"), {q, k}, {m_B, m_H, m_S, m_T}, m_dt,
                    [](ir::Layer& l) { l.transpose_b = true; });
     s = binary(OpKind::Mul, s, m_scale, p(i, a + "scale"));
@@ -237,14 +266,18 @@ class Transformer {
   GraphBuilder m_b;
   int64_t m_B, m_S, m_N, m_T;
   int m_L;
-  int64_t m_D, m_H, m_dh;
+  int64_t m_D, m_H, m_Hkv, m_dh;
   DType m_dt;
   int m_wte = -1, m_scale = -1, m_mask = -1, m_cos = -1, m_sin = -1;
 };
 
 }  // namespace
 
-std::vector<std::string> transformer_names() { return {"bert-base", "gpt2", "llama2-7b"}; }
+std::vector<std::string> transformer_names() {
+  std::vector<std::string> n;
+  for (const auto& d : defs()) n.push_back(d.first);
+  return n;
+}
 
 bool is_transformer(const std::string& model) { return find_def(model) != nullptr; }
 
@@ -261,7 +294,7 @@ ir::Graph make_transformer(const ZooOptions& o) {
   if (o.kv_len < 0 || o.kv_len > kMaxTokens)
     throw InputError("zoo", "kv-len", "kv-len must be in 0.." + std::to_string(kMaxTokens) + ", got " + std::to_string(o.kv_len));
   if (o.kv_len > 0 && m->family == Family::Bert)
-    throw InputError("zoo", "kv-len", o.model + " is an encoder without a K/V cache: --kv-len applies to gpt2 and llama2-7b");
+    throw InputError("zoo", "kv-len", o.model + " is an encoder without a K/V cache: --kv-len applies to the decoders (gpt2*, gpt3*, llama2*)");
   const int seq = o.seq != 0 ? o.seq : o.kv_len > 0 ? 1 : 128;
   if (seq < 1 || seq > kMaxTokens)
     throw InputError("zoo", "seq", "seq must be in 1.." + std::to_string(kMaxTokens) + ", got " + std::to_string(seq));

@@ -45,12 +45,14 @@ GpuParams GpuParams::read(const config::HwConfig& c) {
   p.tensor_fpc_fp16 = per_sm_cycle("gpu.tensor_tflops.fp16");
   p.tensor_fpc_bf16 = per_sm_cycle("gpu.tensor_tflops.bf16");
   p.tensor_fpc_fp32 = per_sm_cycle("gpu.tensor_tflops.fp32");
+  p.tensor_fpc_int8 = per_sm_cycle("gpu.tensor_tflops.int8");
   p.vector_fpc = per_sm_cycle("gpu.vector_tflops");
   p.transcendental_flops = positive(c, "gpu.transcendental_flops");
   p.mma_efficiency = fraction(c, "gpu.matmul.mma_efficiency");
   p.k_step_cycles = c.get_double("gpu.matmul.k_step_cycles");
   p.loaded_latency_factor = positive(c, "gpu.matmul.loaded_latency_factor");
   p.warp_mma_share = fraction(c, "gpu.matmul.warp_mma_share");
+  p.int8_mma_share = fraction(c, "gpu.matmul.int8_mma_share");
   p.hbm_bytes_per_cycle = positive(c, "gpu.hbm.bandwidth_gbps") * 1e9 * fraction(c, "gpu.hbm.efficiency") / hz;
   p.hbm_latency_cycles = positive(c, "gpu.hbm.latency_ns") * p.clock_ghz;
   p.l2_latency_cycles = positive(c, "gpu.l2.latency_ns") * p.clock_ghz;
@@ -68,6 +70,8 @@ GpuParams GpuParams::read(const config::HwConfig& c) {
   p.barrier_ns = c.get_double("gpu.barrier_ns");
   p.barrier_cycles = p.barrier_ns * p.clock_ghz;
   p.launch_overhead_cycles = c.get_double("gpu.launch_overhead_us") * 1000 * p.clock_ghz;
+  p.graph_gap_cycles = c.get_double("gpu.launch.graph_gap_us") * 1000 * p.clock_ghz;
+  p.eager_host_cycles = c.get_double("gpu.launch.eager_host_us") * 1000 * p.clock_ghz;
   p.link_bytes_per_cycle = positive(c, "gpu.link.bandwidth_gbps") * 1e9 / hz;
   p.link_peer_bytes_per_cycle = positive(c, "gpu.link.peer_bandwidth_gbps") * 1e9 / hz;
   p.link_latency_cycles = c.get_double("gpu.link.latency_ns") * p.clock_ghz;
@@ -79,6 +83,7 @@ double GpuParams::tensor_flops_per_cycle(gpu::DataType t) const {
   switch (t) {
     case gpu::DataType::FP16: return tensor_fpc_fp16;
     case gpu::DataType::BF16: return tensor_fpc_bf16;
+    case gpu::DataType::INT8: case gpu::DataType::UINT8: return tensor_fpc_int8;
     default: return tensor_fpc_fp32;
   }
 }
@@ -120,12 +125,21 @@ MatmulTiming matmul_timing(const GpuParams& p, const MatmulTile& t, int slot_war
   r.k_steps = ceil_div(t.k, t.tk);
   r.stage_bytes = (t.tm + t.tn) * t.tk * in_b;
   r.stages = std::max<int64_t>(2, r.stage_bytes > 0 ? slot_sram / r.stage_bytes : 2);
-  const double tile_step_flops = 2.0 * t.tm * t.tn * t.tk;  // padded tiles are computed in full
-  const double rate = p.tensor_flops_per_cycle(t.in_type) * p.mma_efficiency * (warp_mma ? p.warp_mma_share : 1.0);
+  // Attention: QK^T (tm x tk x tn) and PV (tm x tn x tk) each step; otherwise one tm x tn x tk MMA.
+  const double tile_step_flops = (t.attention ? 4.0 : 2.0) * t.tm * t.tn * t.tk;  // padded tiles are computed in full
+  // FFMA on the CUDA cores reaches the same share of its peak as the tensor cores of theirs.
+  const bool int8 = t.in_type == gpu::DataType::INT8 || t.in_type == gpu::DataType::UINT8;
+  const double rate = t.simt ? p.vector_fpc * p.mma_efficiency
+                             : p.tensor_flops_per_cycle(t.in_type) * p.mma_efficiency * (warp_mma ? p.warp_mma_share : 1.0) *
+                                   (int8 ? p.int8_mma_share : 1.0);
   r.math_step = tile_step_flops / (rate * slot_math_share(p, w));
-  r.smem_step = static_cast<double>(best) * in_b / p.smem_bytes_per_cycle;
-  // An edge tile loads only its valid rows and columns (out-of-bounds ones are zero-filled).
-  r.load_step = static_cast<double>((t.m_valid + t.n_valid) * t.tk * in_b) / p.sm_l2_bytes_per_cycle;
+  r.smem_step = static_cast<double>(best) * in_b / p.smem_bytes_per_cycle * (t.attention ? 2.0 : 1.0);
+  // An edge tile loads only its valid rows and columns (out-of-bounds ones are zero-filled);
+  // an attention tile loads its K and V slices (Q once, in the prologue).
+  const double step_bytes = static_cast<double>((t.attention ? 2 * t.n_valid : t.m_valid + t.n_valid) * t.tk * in_b);
+  r.load_step = step_bytes / p.sm_l2_bytes_per_cycle;
+  if (t.attention)  // scale, running max, exp, row sum, rescale: the exp at transcendental_flops, 5 more flops
+    r.softmax_step = static_cast<double>(t.tm * t.tk) * (p.transcendental_flops + 5) / (p.vector_fpc * slot_math_share(p, w));
   // While one stage is consumed, the other stages - 1 are in flight: they hide a load latency
   // of (stages - 1) steps. Most loads hit in L2 (other tiles of the wave fetched the panel).
   const double miss = std::clamp(miss_share, 0.0, 1.0);
@@ -139,22 +153,32 @@ MatmulTiming matmul_timing(const GpuParams& p, const MatmulTile& t, int slot_war
   if (r.smem_step > step) step = r.smem_step, r.limiter = Limiter::Smem;
   if (r.load_step > step) step = r.load_step, r.limiter = Limiter::Port;
   if (r.latency_step > step) step = r.latency_step, r.limiter = Limiter::Latency;
+  // The softmax runs after the MMAs of its tile (FlashAttention-2) or beside the next tile's
+  // (FlashAttention-3's ping-pong warpgroups).
+  if (t.attention && !t.softmax_overlap) step += r.softmax_step;
+  if (t.attention && t.softmax_overlap && r.softmax_step > step) step = r.softmax_step, r.limiter = Limiter::Math;
   // Each iteration also waits on its stage's barrier and advances the pipeline: a fixed cost
   // that a smaller TK pays more often.
   r.step = step + p.k_step_cycles;
-  // Prologue: the first stage's load latency; epilogue: the C tile stored through the SM port.
-  r.prologue = p.task_overhead_cycles + r.load_latency;
-  r.epilogue = static_cast<double>(t.m_valid * t.n_valid * out_b) / p.sm_l2_bytes_per_cycle;
+  // Prologue: the first stage's load latency (and an attention tile's Q); epilogue: the C tile
+  // stored through the SM port, with what a fused epilogue reads (a residual).
+  const double q_bytes = t.attention ? static_cast<double>(t.m_valid * t.n_valid * in_b) : 0;
+  r.prologue = p.task_overhead_cycles + r.load_latency + q_bytes / p.sm_l2_bytes_per_cycle;
+  const double c_bytes = static_cast<double>(t.m_valid * t.n_valid) * (static_cast<double>(out_b) + t.epilogue_read_bytes);
+  r.epilogue = c_bytes / p.sm_l2_bytes_per_cycle;
   r.own_cycles = r.prologue + r.k_steps * r.step + r.epilogue;
   r.sm_math_cycles = r.k_steps * tile_step_flops / rate;
+  if (t.attention) r.sm_math_cycles += r.k_steps * r.softmax_step * slot_math_share(p, w);
   r.sm_smem_cycles = r.k_steps * r.smem_step;
-  r.l2_bytes = static_cast<double>(r.k_steps * (t.m_valid + t.n_valid) * t.tk * in_b + t.m_valid * t.n_valid * out_b);
+  r.l2_bytes = static_cast<double>(r.k_steps) * step_bytes + q_bytes + c_bytes;
   // Multicast: each SM of a cluster still receives every byte through its port, but the L2
   // reads a slice shared along the cluster once for all of them (docs/gpu.md#clusters-and-tma-multicast).
   const double a_share = 1.0 / static_cast<double>(std::max<int64_t>(1, t.cluster_n));
   const double b_share = 1.0 / static_cast<double>(std::max<int64_t>(1, t.cluster_m));
-  r.l2_slice_bytes = static_cast<double>(r.k_steps * t.tk * in_b) * (t.m_valid * a_share + t.n_valid * b_share) +
-                     static_cast<double>(t.m_valid * t.n_valid * out_b);
+  r.l2_slice_bytes = t.attention ? r.l2_bytes
+                                : static_cast<double>(r.k_steps * t.tk * in_b) * (t.m_valid * a_share + t.n_valid * b_share) +
+                                      static_cast<double>(t.m_valid * t.n_valid * out_b);
+  r.l2_slice_bytes += static_cast<double>(t.m_valid * t.n_valid) * (t.attention ? 0 : t.epilogue_read_bytes);
   return r;
 }
 
@@ -189,6 +213,10 @@ MatmulTile matmul_tile(const gpu::Op& op, int64_t task_id) {
   }
   t.warp_mma = op.config.warp_mma;
   t.cluster_m = op.config.cluster_m, t.cluster_n = op.config.cluster_n;
+  t.simt = op.config.simt;
+  t.epilogue_read_bytes = op.config.epilogue_read_bytes;
+  t.attention = op.config.attention;
+  t.softmax_overlap = op.config.softmax_overlap;
   if (!op.read_tensors.empty()) t.in_type = op.read_tensors[0].dtype;
   if (!op.write_tensors.empty()) t.out_type = op.write_tensors[0].dtype;
   if (!op.matmul) return t;
@@ -200,6 +228,9 @@ MatmulTile matmul_tile(const gpu::Op& op, int64_t task_id) {
   const auto [m_idx, n_idx] = matmul_tile_index(task_id % (mt * nt), mt, nt, op.config.tile_group_m);
   t.m_valid = std::clamp<int64_t>(s.m - m_idx * t.tm, 0, t.tm);
   t.n_valid = std::clamp<int64_t>(s.n - n_idx * t.tn, 0, t.tn);
+  // Causal attention: the tile's last query row sees keys up to its position after the K - M
+  // earlier (cached) keys; the key tiles beyond are skipped.
+  if (t.attention && op.config.causal) t.k = std::clamp<int64_t>(m_idx * t.tm + t.m_valid + (s.k - s.m), 0, s.k);
   return t;
 }
 
@@ -251,7 +282,8 @@ namespace {
 TaskDemand matmul_demand(const GpuParams& p, const gpu::Op& op, int slot_warps, int64_t slot_sram,
                          double hbm_bytes_per_task, int64_t task_id, double wait_bytes_per_task) {
   TaskDemand d;
-  const MatmulTile first = matmul_tile(op, 0);  // its k: the op's K (0 without a shape)
+  MatmulTile first = matmul_tile(op, 0);
+  if (op.matmul) first.k = op.matmul->k;  // the op's K (0 without a shape)
   const int64_t k_steps = ceil_div(first.k, first.tk);
   std::vector<MatmulSegment> segs{{task_id, 0, k_steps, 1}};
   if (op.config.stream_k && op.matmul) {
@@ -263,7 +295,7 @@ TaskDemand matmul_demand(const GpuParams& p, const gpu::Op& op, int slot_warps, 
   double loads = 0;
   for (const MatmulSegment& g : segs) {
     MatmulTile t = matmul_tile(op, g.tile);
-    t.k = std::min(first.k, g.k_end * t.tk) - g.k_begin * t.tk;
+    t.k = std::min(t.k, std::min(first.k, g.k_end * t.tk) - g.k_begin * t.tk);
     loads += static_cast<double>(ceil_div(t.k, t.tk) * (t.m_valid + t.n_valid) * t.tk * gpu::data_type_bytes(t.in_type));
     tiles.push_back(t);
   }

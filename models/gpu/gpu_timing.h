@@ -34,12 +34,14 @@ struct GpuParams {
   double tensor_fpc_fp16 = 4096;        // flop/cycle per SM
   double tensor_fpc_bf16 = 4096;
   double tensor_fpc_fp32 = 2048;
+  double tensor_fpc_int8 = 8192;        // op/cycle per SM
   double vector_fpc = 256;              // flop/cycle per SM
   double transcendental_flops = 4;
   double mma_efficiency = 0.8;
   double k_step_cycles = 40;            // fixed cost of one K iteration of a matmul tile
   double loaded_latency_factor = 1;     // a matmul's pipelined loads see this x the idle latency
   double warp_mma_share = 1;            // of the tensor rate, for warp-level mma.sync (Hopper: wgmma only)
+  double int8_mma_share = 1;            // of the int8 tensor rate that int8 GEMM kernels reach beside fp16's
   double hbm_bytes_per_cycle = 1648;    // whole GPU, sustained (peak x efficiency)
   double hbm_latency_cycles = 1098;
   double l2_latency_cycles = 366;       // a load that hits in L2
@@ -54,6 +56,8 @@ struct GpuParams {
   double barrier_ns = 1000;             // as written (the report's critical-path tolerance)
   double barrier_cycles = 1830;
   double launch_overhead_cycles = 9150;
+  double graph_gap_cycles = 1830;       // library plan, graph launch: one kernel's end to the next's first task
+  double eager_host_cycles = 16470;     // library plan, eager launch: host time per kernel launch
   double link_bytes_per_cycle = 246;       // per GPU and direction
   double link_peer_bytes_per_cycle = 246;  // per GPU pair and direction
   double link_latency_cycles = 1830;
@@ -63,7 +67,7 @@ struct GpuParams {
   static const std::vector<config::ParamDecl>& params();
   // Reads the keys of params() (and clock_mhz); a rate or size that is not > 0 is an InputError.
   static GpuParams read(const config::HwConfig& c);
-  double tensor_flops_per_cycle(gpu::DataType t) const;  // per SM, fp32 rate for non-float types
+  double tensor_flops_per_cycle(gpu::DataType t) const;  // per SM: int8 types at the int8 rate, other non-float types at fp32's
   double cycles_per_ns() const { return clock_ghz; }
 };
 
@@ -99,7 +103,9 @@ inline const std::vector<config::ParamDecl>& GpuParams::params() {
       {"gpu.tensor_tflops.fp16", T::Double, "989.4", "TFLOPS", "dense fp16 matrix (tensor core) throughput of the chip", {},
        r::rate},
       {"gpu.tensor_tflops.bf16", T::Double, "989.4", "TFLOPS", "dense bf16 matrix throughput of the chip", {}, r::rate},
-      {"gpu.tensor_tflops.fp32", T::Double, "494.7", "TFLOPS", "dense matrix throughput for fp32 inputs (TF32 on NVIDIA)", {},
+      {"gpu.tensor_tflops.fp32", T::Double, "494.7", "TFLOPS",
+       "dense matrix throughput for fp32 inputs (TF32 on NVIDIA): ARK plans, and library GEMMs given --tf32", {}, r::rate},
+      {"gpu.tensor_tflops.int8", T::Double, "1979", "TOPS", "dense int8 matrix (tensor core) throughput of the chip", {},
        r::rate},
       {"gpu.vector_tflops", T::Double, "66.9", "TFLOPS", "non-matrix fp32 throughput: element-wise and reduce arithmetic", {},
        r::rate},
@@ -117,6 +123,10 @@ inline const std::vector<config::ParamDecl>& GpuParams::params() {
       {"gpu.matmul.warp_mma_share", T::Double, "1", "fraction",
        "share of the tensor rate that warp-level MMA (mma.sync) reaches: 1 where it is the only MMA (Ampere); "
        "below 1 where the full rate needs warpgroup MMA (Hopper's wgmma), docs/gpu.md#warp-level-mma",
+       {}, r::fraction},
+      {"gpu.matmul.int8_mma_share", T::Double, "1", "fraction",
+       "share of mma_efficiency x the int8 rate that int8 GEMMs reach (cuBLASLt's int8 kernels fall further short "
+       "of their peak than its fp16 ones, docs/gpu.md#the-library-plan)",
        {}, r::fraction},
       {"gpu.hbm.bandwidth_gbps", T::Double, "3350", "GB/s", "peak DRAM (HBM) bandwidth", {}, r::rate},
       {"gpu.hbm.efficiency", T::Double, "0.9", "fraction", "share of the peak a streaming copy sustains", {}, r::fraction},
@@ -144,6 +154,14 @@ inline const std::vector<config::ParamDecl>& GpuParams::params() {
       {"gpu.task_overhead_cycles", T::Double, "200", "cycles", "per task: index math, call, warp sync", {}, r::delay},
       {"gpu.barrier_ns", T::Double, "1000", "ns", "sync_gpu across processors: last arrival to release", {}, r::delay},
       {"gpu.launch_overhead_us", T::Double, "5", "us", "kernel launch to the first task, once per run", {}, r::delay},
+      {"gpu.launch.graph_gap_us", T::Double, "0.5", "us",
+       "library plan in graph launch mode (CUDA Graphs, TensorRT): from one kernel's last task to the next kernel's first "
+       "(docs/gpu.md#launch-modes)",
+       {}, r::delay},
+      {"gpu.launch.eager_host_us", T::Double, "9", "us",
+       "library plan in eager launch mode (PyTorch eager): host time to launch one kernel; the GPU waits when its "
+       "kernels are shorter (docs/gpu.md#launch-modes)",
+       {}, r::delay},
       {"gpu.link.bandwidth_gbps", T::Double, "450", "GB/s", "GPU-to-GPU bandwidth of one GPU per direction, all links together",
        {}, r::rate},
       {"gpu.link.peer_bandwidth_gbps", T::Double, "450", "GB/s",
@@ -193,6 +211,12 @@ struct MatmulTile {
   // Thread-block cluster (Hopper): cluster_m tiles along M share their B slices and cluster_n
   // along N their A slices, loaded once from L2 and multicast by TMA to every SM of the cluster.
   int64_t cluster_m = 1, cluster_n = 1;
+  bool simt = false;               // FFMA on the CUDA cores at the vector rate (fp32 without TF32)
+  double epilogue_read_bytes = 0;  // per output element, read by a fused epilogue (a residual)
+  // Attention (FlashAttention): tm query rows x tn = head dim, K = keys in tk-key steps; each
+  // step runs QK^T and PV (4 tm tn tk flops) and the softmax of tm x tk scores; Q is loaded once.
+  bool attention = false;
+  bool softmax_overlap = false;    // the softmax overlaps the MMAs (FlashAttention-3 on Hopper)
 };
 
 struct MatmulTiming {
@@ -204,6 +228,7 @@ struct MatmulTiming {
   // Cycles per K step: tensor math, shared-memory operand reads, the stage through the SM's
   // L2 port, and the load latency the other stages in flight do not hide.
   double math_step = 0, smem_step = 0, load_step = 0, latency_step = 0;
+  double softmax_step = 0;               // attention: the tile's softmax on the CUDA cores
   double step = 0;                       // max of the four + gpu.matmul.k_step_cycles
   double prologue = 0, epilogue = 0;
   double own_cycles = 0;
@@ -215,7 +240,9 @@ struct MatmulTiming {
 
 // docs/gpu.md#matmul-the-tile-model: own = overhead + latency + k_steps * (max(math, smem,
 // load, latency / (stages - 1)) + k_step) + epilogue. miss_share: the part of the tile's loads
-// that misses L2.
+// that misses L2. Attention tiles (docs/gpu.md#attention): math = 4 tm tn tk flops a step,
+// load = the K and V slices, softmax = tm tk scores x (transcendental_flops + 5) / vector rate,
+// added to the step (FlashAttention-2) or overlapped with it (softmax_overlap).
 MatmulTiming matmul_timing(const GpuParams& p, const MatmulTile& t, int slot_warps, int64_t slot_sram,
                            double miss_share = 0);
 

@@ -21,29 +21,34 @@ std::vector<std::pair<int64_t, int64_t>> L2Residency::dirty_by_writer() const {
 
 std::vector<L2Residency::Entry> L2Residency::cut(const ByteRegion& r) {
   std::vector<Entry> parts;
-  for (auto it = m_lru.begin(); it != m_lru.end();) {
+  // The entries of r's buffer that overlap it: from the last one starting at or before r.begin.
+  std::vector<std::list<Entry>::iterator> hits;
+  auto at = m_index.upper_bound({r.buffer, r.begin});
+  if (at != m_index.begin()) --at;
+  for (; at != m_index.end() && at->first.first <= r.buffer; ++at) {
+    if (at->first.first < r.buffer) continue;
+    if (at->first.second >= r.end) break;
+    if (at->second->region.end > r.begin) hits.push_back(at->second);
+  }
+  for (auto it : hits) {
     ByteRegion& e = it->region;
     const int64_t lo = std::max(e.begin, r.begin), hi = std::min(e.end, r.end);
-    if (e.buffer != r.buffer || lo >= hi) {
-      ++it;
-      continue;
-    }
     parts.push_back({{r.buffer, lo, hi}, it->dirty, it->writer});
     m_used -= hi - lo;
     // Keep the parts of the entry on either side of r, at the entry's place in the LRU order.
     if (e.begin < lo && e.end > hi) {
       Entry right{{e.buffer, hi, e.end}, it->dirty, it->writer};
       e.end = lo;
-      it = m_lru.insert(std::next(it), right);
-      ++it;
+      index(m_lru.insert(std::next(it), right));
     } else if (e.begin < lo) {
       e.end = lo;
-      ++it;
     } else if (e.end > hi) {
+      unindex(*it);
       e.begin = hi;
-      ++it;
+      index(it);
     } else {
-      it = m_lru.erase(it);
+      unindex(*it);
+      m_lru.erase(it);
     }
   }
   std::sort(parts.begin(), parts.end(), [](const Entry& a, const Entry& b) { return a.region.begin < b.region.begin; });
@@ -55,6 +60,7 @@ int64_t L2Residency::insert(ByteRegion r, bool dirty, int64_t writer) {
   // A region larger than the cache streams through it: only its tail stays.
   if (r.size() > m_capacity) r.begin = r.end - m_capacity;
   m_lru.push_front({r, dirty, writer});
+  index(m_lru.begin());
   m_used += r.size();
   int64_t written_back = 0;
   while (m_used > m_capacity && !m_lru.empty()) {
@@ -63,8 +69,10 @@ int64_t L2Residency::insert(ByteRegion r, bool dirty, int64_t writer) {
     const int64_t take = std::min(excess, last.region.size());
     if (last.dirty) written_back += take;
     m_used -= take;
+    unindex(last);
     last.region.begin += take;  // evict the lowest addresses of the oldest entry first
     if (last.region.size() <= 0) m_lru.pop_back();
+    else index(std::prev(m_lru.end()));
   }
   return written_back;
 }
@@ -95,6 +103,7 @@ L2Access L2Residency::read(const ByteRegion& r) {
 void L2Residency::touch(const ByteRegion& r) {
   for (const Entry& e : cut(r)) {
     m_lru.push_front(e);
+    index(m_lru.begin());
     m_used += e.region.size();
   }
 }

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <list>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -63,7 +64,13 @@ class L2Residency {
   // Inserts r as most recent (only its last `capacity` bytes when larger), then evicts;
   // returns the dirty bytes evicted.
   int64_t insert(ByteRegion r, bool dirty, int64_t writer);
+  // Adds / drops an entry of the LRU list in the index.
+  void index(std::list<Entry>::iterator it) { m_index[{it->region.buffer, it->region.begin}] = it; }
+  void unindex(const Entry& e) { m_index.erase({e.region.buffer, e.region.begin}); }
   std::list<Entry> m_lru;  // front: most recently used
+  // The entries by (buffer, first byte): they never overlap, so a region's entries are found
+  // without walking the LRU list.
+  std::map<std::pair<int64_t, int64_t>, std::list<Entry>::iterator> m_index;
   int64_t m_capacity;
   int64_t m_used = 0;
 };

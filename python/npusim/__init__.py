@@ -166,6 +166,8 @@ class Report(dict):
             return self["layers"]
         if "supertasks" in self:  # a multi-device run
             return self["supertasks"]
+        if "kernels" in self:  # a GPU run of library kernels
+            return self["kernels"]
         rows = []  # a GPU run: processor groups of every rank
         for rank in self.get("ranks", []):
             rows += rank.get("processor_groups", [])

@@ -8,6 +8,7 @@
 namespace CLI { class App; }
 namespace npusim::ir { struct Graph; struct System; }
 namespace npusim::config { class HwConfig; }
+namespace npusim::mapping { struct LibraryOptions; }
 
 namespace npusim::cli {
 
@@ -21,15 +22,23 @@ struct RunOptions {
   std::vector<std::string> sets;  // --set path=value
   std::string report_json, csv, trace;
   bool quiet = false;
+  // GPU configs (docs/gpu.md#the-library-plan): library kernels (default) or ARK's DefaultPlanner.
+  std::string gpu_plan = "library";  // library | ark
+  std::string launch = "graph";      // graph | eager
+  std::string fusion = "on";         // on | off
+  bool tf32 = false;
 };
 int run_npu(const RunOptions& o);
 // Writes an output file (report, CSV, trace...); InputError naming it when it cannot.
 void write_output(const std::string& path, const std::string& text);
 // `sim --ir PIPELINE --hw SYSTEM` (run_system.cpp, docs/system.md): a multi-device pipeline.
 int run_system(const ir::System& sys, const RunOptions& o);
-// `sim --ir X` with a config whose `device` is gpu (run_gpu.cpp): the workload lowered to ARK's
-// op set, planned by ARK's DefaultPlanner and simulated on the GPU model (docs/gpu.md).
+// `sim --ir X` with a config whose `device` is gpu (run_gpu.cpp): the workload as library kernels
+// (docs/gpu.md#the-library-plan), or with --gpu-plan ark lowered to ARK's op set and planned by
+// ARK's DefaultPlanner, simulated on the GPU model (docs/gpu.md).
 int run_gpu_workload(const ir::Graph& g, const config::HwConfig& cfg, const RunOptions& o);
+// The library plan's options from --launch, --fusion and --tf32.
+mapping::LibraryOptions library_options(const RunOptions& o);
 // `sim --model PATH` without --plan (run_gpu.cpp): the ARK model file itself with ARK's default
 // plan on the GPU of o.hw, reported like `sim --model`. `sim --ir` of an ARK model on a GPU
 // config runs this, not a lowering of the converted IR.

@@ -27,6 +27,19 @@ static int sim_main(int argc, char** argv) {
   app.add_option("--csv", run.csv, "write the per-layer report as CSV");
   app.add_option("--trace", run.trace, "write a Chrome/Perfetto trace (JSON)");
   app.add_flag("-q,--quiet", run.quiet, "do not print the table");
+  app.add_option("--gpu-plan", run.gpu_plan, "GPU configs: library kernels as production stacks fuse them (library), or "
+                                             "the workload lowered to ARK ops under ARK's DefaultPlanner (ark)")
+      ->check(CLI::IsMember({"library", "ark"}))
+      ->capture_default_str();
+  app.add_option("--launch", run.launch, "GPU library plan: graph (CUDA Graphs / TensorRT: kernels back to back) or "
+                                         "eager (PyTorch eager: one host launch per kernel)")
+      ->check(CLI::IsMember({"graph", "eager"}))
+      ->capture_default_str();
+  app.add_option("--fusion", run.fusion, "GPU library plan: on (fused epilogues, element-wise groups, attention) or "
+                                         "off (one kernel per op, as PyTorch eager)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  app.add_flag("--tf32", run.tf32, "GPU library plan: fp32 GEMMs on the tensor cores as TF32 (default: FFMA)");
   std::string plot;  // --plot: scripts/plot_run.py draws the run's report (run_plot.h)
   app.add_option("--plot", plot, "draw the run's pictures into this PNG: cycles per layer by bound and a roofline, "
                                  "or the per-device timeline (needs python3-matplotlib)");
@@ -34,14 +47,14 @@ static int sim_main(int argc, char** argv) {
   cli::ZooCliOptions zoo;
   auto* zoo_cmd = app.add_subcommand("zoo", "write a Frontend IR for a known network or one operation");
   zoo_cmd->add_option("model", zoo.args,
-                      "resnet18|resnet34|resnet50|resnet101|resnet152|vgg16|vgg19|mobilenetv2|bert-base|gpt2|"
-                      "llama2-7b, or: op OP key=value ... (one operation, e.g. op matmul m=512 n=4096 k=4096)")
+                      "resnet18|resnet34|resnet50|resnet101|resnet152|vgg16|vgg19|mobilenetv2|bert-base|bert-large|"
+                      "gpt2|gpt2-medium|gpt2-large|gpt2-xl|gpt3-xl|gpt3-2.7b|llama2-7b|llama2-13b|llama2-70b, or: op OP key=value ... (one operation, e.g. op matmul m=512 n=4096 k=4096)")
       ->required();
   zoo_cmd->add_option("--batch", zoo.batch, "batch size (zoo op: default of n= / b=)")->capture_default_str();
   zoo_cmd->add_option("--dtype", zoo.dtype, "int8, fp16 or fp32 (default: int8 for CNNs, fp16 for transformers and ops)");
   zoo_cmd->add_option("--input", zoo.input, "CNNs: input size HxW (default 224x224)");
   zoo_cmd->add_option("--seq", zoo.seq, "transformers: tokens in this pass (default 128, or 1 with --kv-len)");
-  zoo_cmd->add_option("--kv-len", zoo.kv_len, "gpt2, llama2-7b: cached tokens; K/V caches of this length are inputs (a decode step)");
+  zoo_cmd->add_option("--kv-len", zoo.kv_len, "gpt2*, gpt3*, llama2*: cached tokens; K/V caches of this length are inputs (a decode step)");
   zoo_cmd->add_option("--layers", zoo.layers, "transformers: keep the first K layers (default: all)");
   zoo_cmd->add_option("-o,--output", zoo.out, "output file (default: stdout)");
 

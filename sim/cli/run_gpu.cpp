@@ -24,6 +24,8 @@
 #include "sim/ir/graph.h"
 #include "sim/mapping/gpu_default_plan.h"
 #include "sim/mapping/gpu_lower.h"
+#include "sim/mapping/gpu_library.h"
+#include "sim/report/gpu_library_report.h"
 #include "sim/report/gpu_report.h"
 #include "sim/sweep/runner.h"
 
@@ -109,16 +111,6 @@ mapping::MatmulPlanSpec parse_tile(const std::string& s, const std::string& wher
   spec.tm = t.tm, spec.tn = t.tn, spec.tk = t.tk, spec.warps = t.warps, spec.stages = t.stages;
   spec.sram_bytes = t.stages * (t.tm + t.tn) * t.tk * 2;
   return spec;
-}
-
-std::string tile_name(const mapping::MatmulPlanSpec& t) {
-  std::string s = std::to_string(t.tm) + "x" + std::to_string(t.tn) + "x" + std::to_string(t.tk) + ":" +
-                  std::to_string(t.warps) + ":" + std::to_string(t.stages);
-  if (t.split_k > 1) s += " split-K " + std::to_string(t.split_k);
-  if (t.stream_k) s += " stream-K";
-  if (t.warp_mma) s += " mma.sync";
-  if (t.cluster_m * t.cluster_n > 1) s += " cluster " + std::to_string(t.cluster_m) + "x" + std::to_string(t.cluster_n);
-  return s;
 }
 
 // One simulated kernel: its time, the bytes it moved to and from HBM, and the term that decided
@@ -225,31 +217,12 @@ struct BestTile {
   std::string tile;
 };
 
-// Default candidates: ARK's 128x256 tile and smaller ones, each with 3 stages and with a deeper
-// pipeline (libraries pick 4-7 stages for skinny, latency-bound shapes).
-// Libraries also split K when the tiles do not fill the SMs (cuBLAS's split-K): 128x128 and
-// 64x128 tiles in 2 and 4 parts, 128x256 in 2, are candidates too; and where they fill them,
-// cuBLAS's persistent Hopper kernels share the last wave out by K steps (stream-K: 128x256 and
-// 128x128, docs/gpu.md#stream-k). (Without clusters, though
-// cuBLAS runs its Hopper kernels in clusters: docs/gpu.md#clusters-and-tma-multicast says why.)
+// Default candidates (mapping::default_gemm_tiles, shared with the library plan) unless --tile
+// names them.
 std::vector<mapping::MatmulPlanSpec> candidate_tiles(const GpuCliOptions& o) {
-  static const std::vector<std::string> defaults{"128x256x64:8:3", "256x128x64:8:3", "128x128x64:4:3", "128x64x64:4:3",
-                                                 "64x128x64:4:3",  "64x64x64:4:3",   "128x128x64:4:4", "128x64x64:4:5",
-                                                 "64x128x64:4:5",  "64x64x64:4:6"};
-  static const std::vector<std::pair<std::string, int>> splits{
-      {"128x128x64:4:3", 2}, {"128x128x64:4:3", 4}, {"128x256x64:8:3", 2}, {"64x128x64:4:5", 2}, {"64x128x64:4:5", 4}};
+  if (o.tiles.empty()) return mapping::default_gemm_tiles();
   std::vector<mapping::MatmulPlanSpec> tiles;
-  for (const std::string& t : o.tiles.empty() ? defaults : o.tiles) tiles.push_back(parse_tile(t));
-  if (o.tiles.empty()) {
-    for (const auto& [t, split] : splits) {
-      tiles.push_back(parse_tile(t));
-      tiles.back().split_k = split;
-    }
-    for (const char* t : {"128x256x64:8:3", "128x128x64:4:3"}) {
-      tiles.push_back(parse_tile(t));
-      tiles.back().stream_k = true;
-    }
-  }
+  for (const std::string& t : o.tiles) tiles.push_back(parse_tile(t));
   return tiles;
 }
 
@@ -259,7 +232,6 @@ std::vector<BestTile> best_tiles(const std::vector<GemmProblem>& problems, const
   std::vector<std::pair<size_t, size_t>> jobs;  // (problem, tile)
   for (size_t i = 0; i < problems.size(); ++i)
     for (size_t t = 0; t < problems[i].tiles.size(); ++t) jobs.emplace_back(i, t);
-  const int64_t smem_limit = params.smem_per_block_bytes - frontends::kArkSmemReservedBytes;
   // What the row says of its kernel (its MMA, a cluster) holds for its own tile, and for the
   // candidates when it says it.
   std::vector<mapping::MatmulPlanSpec> specs;
@@ -272,31 +244,17 @@ std::vector<BestTile> best_tiles(const std::vector<GemmProblem>& problems, const
   }
   const std::vector<Simulated> predicted = simulate_forked(jobs.size(), o.jobs, [&](size_t j) -> Simulated {
     const GemmProblem& g = problems[jobs[j].first];
-    mapping::MatmulPlanSpec s = specs[j];
-    s.m = g.m, s.n = g.n, s.k = g.k, s.a_rows = g.a_rows, s.group_m = g.group_m, s.dtype = g.dtype;
-    s.sram_bytes = s.stages * (s.tm + s.tn) * s.tk * gpu::data_type_bytes(g.dtype);
-    if (s.sram_bytes > smem_limit) return {};
-    // A split needs equal parts of at least one K step; an implicit GEMM is not split.
-    if (s.split_k > 1 && (g.a_rows > 0 || g.k % s.split_k != 0 || g.k / s.split_k < s.tk)) return {};
-    // Stream-K shares out the last wave of a kernel whose tiles fill the SMs; with fewer tiles
-    // than SMs libraries split K instead (the split-K candidates). Only on Hopper, where cuBLAS's
-    // kernels were seen persistent (the A100's rows were fitted without it).
-    if (s.stream_k && (params.arch != "CUDA_90" || g.a_rows > 0 ||
-                       ((g.m + s.tm - 1) / s.tm) * ((g.n + s.tn - 1) / s.tn) < params.num_sms))
-      return {};
-    // The sum's 4-warp programs hold `split` fp32 values per output column and thread.
-    s.sum_programs_per_sm = models::rowwise_programs_per_sm(params, 4, s.split_k * ((g.n + 127) / 128));
-    // Occupancy: as many tiles per SM as its warps, shared memory and registers hold.
-    models::MatmulTile tile;
-    tile.tm = s.tm, tile.tn = s.tn, tile.tk = s.tk, tile.in_type = g.dtype;
-    s.slots = models::matmul_tiles_per_sm(params, tile, s.warps, s.stages, smem_limit);
-    return simulate_one(mapping::single_matmul_plan(s, params.num_sms, smem_limit), params);
+    mapping::GemmProblem gp;
+    gp.m = g.m, gp.n = g.n, gp.k = g.k, gp.a_rows = g.a_rows, gp.group_m = g.group_m;
+    gp.dtype = gp.out_dtype = g.dtype;
+    const std::optional<gpu::Program> plan = mapping::gemm_plan(gp, specs[j], params);
+    return plan ? simulate_one(*plan, params) : Simulated{};
   });
   std::vector<BestTile> best(problems.size());
   for (size_t j = 0; j < jobs.size(); ++j) {
     BestTile& b = best[jobs[j].first];
     const Simulated& v = predicted[j];
-    if (v.us > 0 && (b.sim.us <= 0 || v.us < b.sim.us)) b.sim = v, b.tile = tile_name(specs[j]);
+    if (v.us > 0 && (b.sim.us <= 0 || v.us < b.sim.us)) b.sim = v, b.tile = mapping::gemm_tile_name(specs[j]);
   }
   for (size_t i = 0; i < problems.size(); ++i)
     if (best[i].sim.us <= 0)
@@ -458,12 +416,30 @@ int run_calibrate(const GpuCliOptions& o) {
 
 }  // namespace
 
+mapping::LibraryOptions library_options(const RunOptions& o) {
+  mapping::LibraryOptions l;
+  l.fuse = o.fusion != "off";
+  l.tf32 = o.tf32;
+  l.launch = o.launch == "eager" ? mapping::LaunchMode::Eager : mapping::LaunchMode::Graph;
+  return l;
+}
+
 int run_gpu_workload(const ir::Graph& g, const config::HwConfig& cfg, const RunOptions& o) {
-  // Lowered to ARK ops (docs/gpu.md#any-workload-on-the-gpu), planned like `sim --model`.
-  const mapping::ArkLowering low = mapping::lower_workload(g);
   const models::GpuParams params = models::GpuParams::read(cfg);
-  const std::vector<gpu::Program> plans{mapping::default_plan(low.model, params.num_sms, params.arch)};
-  return simulate_and_report(o, plans, cfg, params, g.source + " (lowered to ARK ops, default plan)", &low.ir_op);
+  if (o.gpu_plan == "ark") {
+    // Lowered to ARK ops (docs/gpu.md#any-workload-on-the-gpu), planned like `sim --model`.
+    const mapping::ArkLowering low = mapping::lower_workload(g);
+    const std::vector<gpu::Program> plans{mapping::default_plan(low.model, params.num_sms, params.arch)};
+    return simulate_and_report(o, plans, cfg, params, g.source + " (lowered to ARK ops, default plan)", &low.ir_op);
+  }
+  const engine::LibraryRun run = engine::simulate_library(mapping::library_plan(g, params, library_options(o)), params);
+  const report::LibraryReport rep = report::build_library_report(g.source, run.plan, run.chosen, run.sims, run.timeline,
+                                                                  cfg, params, run.distinct);
+  if (!o.quiet) std::cout << report::format_library_table(rep);
+  if (!o.report_json.empty()) write_output(o.report_json, report::library_to_json(rep).dump(2) + "\n");
+  if (!o.csv.empty()) write_output(o.csv, report::library_to_csv(rep));
+  if (!o.trace.empty()) write_output(o.trace, report::library_chrome_trace(rep).dump() + "\n");
+  return kOk;
 }
 
 int run_ark_model(const std::string& path, const RunOptions& o) {

@@ -17,6 +17,7 @@
 #include "sim/engine/system_engine.h"
 #include "sim/ir/error.h"
 #include "sim/mapping/gpu_default_plan.h"
+#include "sim/mapping/gpu_library.h"
 #include "sim/mapping/gpu_lower.h"
 #include "sim/mapping/mapper.h"
 #include "sim/report/report.h"
@@ -47,12 +48,16 @@ std::string structure_key(const ir::Graph& g) {
 }
 
 // One device simulation in this (child) process: the supertask's time in ns.
-double simulate_on_device(const ir::Graph& g, const config::HwConfig& hw, bool gpu) {
-  if (gpu) {
-    const mapping::ArkLowering low = mapping::lower_workload(g);
+double simulate_on_device(const ir::Graph& g, const config::HwConfig& hw, bool gpu, const RunOptions& o) {
+  if (gpu) {  // the library plan, or ARK's DefaultPlanner (--gpu-plan ark)
     const models::GpuParams params = models::GpuParams::read(hw);
-    const mapping::GpuSimResult sim = engine::simulate_gpu({mapping::default_plan(low.model, params.num_sms, params.arch)}, params);
-    return sim.end_cycles / sim.clock_mhz * 1000.0;
+    if (o.gpu_plan == "ark") {
+      const mapping::ArkLowering low = mapping::lower_workload(g);
+      const mapping::GpuSimResult sim =
+          engine::simulate_gpu({mapping::default_plan(low.model, params.num_sms, params.arch)}, params);
+      return sim.end_cycles / sim.clock_mhz * 1000.0;
+    }
+    return engine::simulate_library(mapping::library_plan(g, params, library_options(o)), params).timeline.total_us * 1000.0;
   }
   const mapping::NpuParams params = mapping::NpuParams::read(hw);  // once per run
   const mapping::Program prog = mapping::map_graph(g, hw, params);
@@ -117,7 +122,7 @@ int run_system(const ir::System& sys, const RunOptions& o) {
         const ir::SuperTask& st = sys.supertasks[static_cast<size_t>(groups[i].front())];
         const auto& dev = cfg.devices[static_cast<size_t>(slot_device[static_cast<size_t>(st.device_index)])];
         char b[64];
-        std::snprintf(b, sizeof b, "%.6f", simulate_on_device(st.compute->graph, dev.hw, dev.gpu));
+        std::snprintf(b, sizeof b, "%.6f", simulate_on_device(st.compute->graph, dev.hw, dev.gpu, o));
         return std::string(b);
       },
       [&](const sweep::TaskOutcome& out) {

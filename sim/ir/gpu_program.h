@@ -114,6 +114,14 @@ struct OpConfig {
   bool warp_mma = false;     // Matmul compiled to warp-level mma.sync (a measured kernel's; plans do not say)
   int64_t cluster_m = 1, cluster_n = 1;  // Matmul thread-block cluster sharing B / A slices (TMA multicast)
   bool stream_k = false;     // Matmul as a persistent stream-K kernel: each task a worker (gpu-calibrate's; plans do not say)
+  // The library plan's (sim/mapping/gpu_library.h; ARK plans never set these):
+  bool simt = false;              // Matmul on the CUDA cores (FFMA), not the tensor cores: fp32 without TF32
+  double epilogue_read_bytes = 0; // Matmul: bytes its fused epilogue reads per output element (a residual)
+  // Matmul as a fused attention kernel (FlashAttention): M = query rows, N = head dim, K = keys,
+  // batch = batch x heads; a task is one query tile walking the key tiles (docs/gpu.md#attention).
+  bool attention = false;
+  bool causal = false;            // attention: query i sees keys [0, i + K - M]: only tiles at or below the diagonal run
+  bool softmax_overlap = false;   // attention: softmax of one tile overlaps the MMAs of the next (FlashAttention-3)
   std::string impl_type;     // Reduce: "WarpWise" / "ElementWise"
   std::string channel_type;  // Send/Recv/SendDone/DeviceSync: "Proxy" / "Sm"
   std::string packet_type;   // *Packet: "mscclpp::LL8Packet" / "mscclpp::LL16Packet"

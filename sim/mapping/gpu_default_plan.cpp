@@ -218,11 +218,19 @@ gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t sm
   op.type = gpu::OpType::Matmul;
   op.name = "matmul";
   const int64_t split = std::max<int64_t>(1, s.split_k), k_part = s.k / split;
-  if (split > 1 && (s.k % split != 0 || s.a_rows > 0)) throw InternalError("single_matmul_plan: bad split-K spec");
-  op.read_tensors = {fresh_tensor(p, s.a_rows > 0 ? std::min(s.a_rows, s.m) : s.m, s.k, s.dtype),
-                     fresh_tensor(p, s.k, s.n, s.dtype)};
+  const int64_t batch = std::max<int64_t>(1, s.batch);
+  if (split > 1 && (s.k % split != 0 || s.a_rows > 0 || batch > 1)) throw InternalError("single_matmul_plan: bad split-K spec");
+  if (s.stream_k && batch > 1) throw InternalError("single_matmul_plan: stream-K of a batched matmul");
+  const gpu::DataType out_dt = s.out_dtype.value_or(s.dtype);
+  if (s.attention) {  // Q [batch x m, d], K and V [batch x k, d] read; O [batch x m, d] written
+    op.read_tensors = {fresh_tensor(p, batch * s.m, s.n, s.dtype), fresh_tensor(p, batch * s.k, s.n, s.dtype),
+                       fresh_tensor(p, batch * s.k, s.n, s.dtype)};
+  } else {
+    op.read_tensors = {fresh_tensor(p, s.a_rows > 0 ? std::min(s.a_rows, s.m) : batch * s.m, s.k, s.dtype),
+                       fresh_tensor(p, s.b_shared ? s.k : batch * s.k, s.n, s.dtype)};
+  }
   // Split-K: `split` partial products (fp32, as cuBLAS's workspace) of K / split each.
-  op.write_tensors = {split > 1 ? fresh_tensor(p, split * s.m, s.n, gpu::DataType::FP32) : fresh_tensor(p, s.m, s.n, s.dtype)};
+  op.write_tensors = {split > 1 ? fresh_tensor(p, split * s.m, s.n, gpu::DataType::FP32) : fresh_tensor(p, batch * s.m, s.n, out_dt)};
   op.result_tensors = op.write_tensors;
   for (const char* a : {"TransposeInput", "TransposeOther"}) {
     gpu::ArgValue v;
@@ -233,7 +241,7 @@ gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t sm
   ms.m = s.m;
   ms.n = s.n;
   ms.k = k_part;
-  ms.batch = split;
+  ms.batch = split > 1 ? split : batch;
   op.matmul = ms;
   op.config.present = true;
   op.config.num_warps = s.warps;
@@ -242,7 +250,10 @@ gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t sm
   op.config.tile_group_m = s.group_m;
   op.config.warp_mma = s.warp_mma;
   op.config.cluster_m = s.cluster_m, op.config.cluster_n = s.cluster_n;
-  op.config.num_tasks = ceil_div(s.m, s.tm) * ceil_div(s.n, s.tn) * split;
+  op.config.simt = s.simt;
+  op.config.epilogue_read_bytes = s.epilogue_read_bytes;
+  op.config.attention = s.attention, op.config.causal = s.causal, op.config.softmax_overlap = s.softmax_overlap;
+  op.config.num_tasks = ceil_div(s.m, s.tm) * ceil_div(s.n, s.tn) * split * batch;
   const int wpp = s.slots > 0 ? static_cast<int>(s.slots) * s.warps : std::max(s.warps, s.warps_per_processor);
   int64_t slots = wpp / s.warps;
   if (s.sram_bytes > 0) slots = std::min<int64_t>(slots, smem_limit / s.sram_bytes);
@@ -253,6 +264,15 @@ gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t sm
     op.config.num_tasks = std::min(op.config.num_tasks * ceil_div(s.k, s.tk), num_sms * std::max<int64_t>(1, slots));
   }
   place_single_op(p, op, num_sms, std::max<int64_t>(1, slots), wpp);
+  if (s.attention) {  // two matmuls per score: 4 m n k flops a head, half of them under a causal mask
+    gpu::Op& o = p.task_infos[0].ops[0];
+    const double whole = 4.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) *
+                         static_cast<double>(batch);
+    const double seen = s.causal ? (static_cast<double>(s.k) - static_cast<double>(s.m) / 2) / static_cast<double>(s.k) : 1.0;
+    o.cost.flops = static_cast<int64_t>(std::llround(whole * seen));
+    o.task_cost.flops = ceil_div(o.cost.flops, o.config.num_tasks);
+    p.task_infos[0].task_cost.flops = o.task_cost.flops;
+  }
   if (split > 1) {
     // Then the partials are summed into C: one program of 4 warps per row of C reads its `split`
     // fp32 rows and writes one (split - 1 adds per element).
@@ -260,7 +280,7 @@ gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t sm
     sum.type = gpu::OpType::Mul;  // element-wise: each task reads and writes its share once
     sum.name = "split_k_sum";
     sum.read_tensors = {p.task_infos[0].ops[0].write_tensors[0]};
-    sum.write_tensors = {fresh_tensor(p, s.m, s.n, s.dtype)};
+    sum.write_tensors = {fresh_tensor(p, s.m, s.n, out_dt)};
     sum.result_tensors = sum.write_tensors;
     sum.config.present = true;
     sum.config.num_warps = 4;

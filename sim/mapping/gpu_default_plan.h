@@ -8,6 +8,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "sim/ir/gpu_program.h"
@@ -41,6 +42,15 @@ struct MatmulPlanSpec {
   int64_t split_k = 1;         // > 1: K split in that many parts (dividing K), fp32 partials summed by a second op
   bool stream_k = false;       // a persistent kernel: one worker per slot shares the tiles' K steps (docs/gpu.md#stream-k)
   int64_t sum_programs_per_sm = 8;  // the sum's 4-warp programs an SM holds at once
+  // The library plan's (sim/mapping/gpu_library.h):
+  int64_t batch = 1;           // independent GEMMs of one shape (a batched matmul); not with split-K or stream-K
+  bool b_shared = false;       // batched: every GEMM reads the same B (a weight)
+  std::optional<gpu::DataType> out_dtype;  // C's type (default: dtype)
+  bool simt = false;           // FFMA on the CUDA cores (fp32 without TF32)
+  double epilogue_read_bytes = 0;  // per C element, read by the fused epilogue (a residual)
+  // FlashAttention (docs/gpu.md#attention): m query rows, n = head dim, k keys, batch = batch x
+  // heads; tile tm queries x tk keys. Tensors: Q, K, V read, O written.
+  bool attention = false, causal = false, softmax_overlap = false;
 };
 gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t smem_limit);
 

@@ -87,7 +87,9 @@ class ReuseDistance {
 }  // namespace
 
 bool play_matmul_tiles(models::L2Residency& l2, const gpu::Op& op, const TilePass& pass, int rank, OpTraffic& t) {
-  if (op.type != gpu::OpType::Matmul || !op.matmul || op.read_tensors.size() < 2 || !op.config.tile_shape_mnk)
+  // Attention tiles read Q once and K, V whole per query tile: they take the plain LRU path.
+  if (op.type != gpu::OpType::Matmul || !op.matmul || op.read_tensors.size() < 2 || !op.config.tile_shape_mnk ||
+      op.config.attention)
     return false;
   const gpu::MatmulShape& s = *op.matmul;
   const auto& tile = *op.config.tile_shape_mnk;

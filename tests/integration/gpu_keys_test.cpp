@@ -111,10 +111,17 @@ void PrintTo(const KeyCase& c, std::ostream* os) { *os << c.key << " " << c.slow
 std::string args(const std::string& w, const std::string& d) {
   if (w == "mm4096") return zoo_matmul(d, 4096, 4096, 4096, "fp16");
   if (w == "mm_bf16") return zoo_matmul(d, 512, 4096, 4096, "bf16");
-  if (w == "mm_fp32") return zoo_matmul(d, 512, 4096, 4096, "fp32");
-  if (w == "bert") {
+  if (w == "mm_fp32") return zoo_matmul(d, 512, 4096, 4096, "fp32") + " --tf32";  // TF32 on the tensor cores
+  if (w == "mm_int8") return zoo_matmul(d, 4096, 4096, 4096, "int8");
+  // bert: ARK's DefaultPlanner (1-warp element-wise tasks, a barrier between every two ops);
+  // bert_library: the library plan (its launch keys).
+  if (w == "bert" || w == "bert_library") {
     EXPECT_EQ(run_sim("zoo bert-base --layers 1 -o '" + d + "/bert.json'").exit_code, 0);
-    return "--ir '" + d + "/bert.json'";
+    return "--ir '" + d + "/bert.json'" + (w == "bert" ? " --gpu-plan ark" : "");
+  }
+  if (w == "bert_eager") {
+    EXPECT_EQ(run_sim("zoo bert-base --layers 1 --batch 1 --seq 32 -o '" + d + "/bert.json'").exit_code, 0);
+    return "--ir '" + d + "/bert.json' --launch eager";
   }
   if (w == "tutorial_model") return "--model " + ark("tutorial/model.json");
   if (w == "tutorial_tiles") return "--plan " + ark("tutorial/plan_1_larger_tile.json");
@@ -179,12 +186,14 @@ const std::vector<KeyCase> kCases = {
     {"gpu.tensor_tflops.fp16", "494.7", "989.4", "mm4096"},
     {"gpu.tensor_tflops.bf16", "494.7", "989.4", "mm_bf16"},
     {"gpu.tensor_tflops.fp32", "247.35", "494.7", "mm_fp32"},
+    {"gpu.tensor_tflops.int8", "989.5", "1979", "mm_int8"},
     {"gpu.vector_tflops", "1", "66.9", "tutorial_tiles"},        // 8-warp element-wise tiles
     {"gpu.transcendental_flops", "256", "4", "tutorial_tiles"},  // its Sigmoid
     {"gpu.matmul.mma_efficiency", "0.4", "0.8", "mm4096"},
     {"gpu.matmul.k_step_cycles", "400", "40", "cal:4096:4096:4096:128x256x64:8:3"},
     {"gpu.matmul.loaded_latency_factor", "4", "1", "cal:1024:1024:1024:64x64x64:4:2"},  // one stage in flight
     {"gpu.matmul.warp_mma_share", "0.25", "1", "cal:4096:4096:4096:128x128x64:2:3"},  // 2 warps: no warpgroup MMA
+    {"gpu.matmul.int8_mma_share", "0.5", "1", "mm_int8"},
     {"gpu.hbm.bandwidth_gbps", "1675", "3350", "cal:1:8192:8192:64x64x64:4:6"},  // a GEMV streams B
     {"gpu.hbm.efficiency", "0.45", "0.9", "cal:1:8192:8192:64x64x64:4:6"},
     {"gpu.hbm.latency_ns", "1200", "600", "bert"},               // 1-warp element-wise tasks
@@ -205,6 +214,8 @@ const std::vector<KeyCase> kCases = {
     {"gpu.task_overhead_cycles", "400", "100", "bert"},
     {"gpu.barrier_ns", "2000", "500", "bert"},                   // a barrier between every two ops
     {"gpu.launch_overhead_us", "10", "2.5", "mm4096"},
+    {"gpu.launch.graph_gap_us", "2", "0.5", "bert_library"},     // a gap between every two kernels
+    {"gpu.launch.eager_host_us", "20", "5", "bert_eager"},       // small kernels: the host sets the pace
     {"gpu.link.bandwidth_gbps", "225", "900", "allreduce_sm"},
     {"gpu.link.peer_bandwidth_gbps", "45", "450", "allreduce_sm"},
     {"gpu.link.latency_ns", "2000", "500", "allreduce_packet"},

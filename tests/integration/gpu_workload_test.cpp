@@ -1,5 +1,6 @@
-// `sim --ir X --hw <gpu config>`: a workload of the IR lowered to ARK ops, planned by ARK's
-// DefaultPlanner and simulated on the GPU model (docs/gpu.md#any-workload-on-the-gpu).
+// `sim --ir X --hw <gpu config> --gpu-plan ark`: a workload of the IR lowered to ARK ops, planned
+// by ARK's DefaultPlanner and simulated on the GPU model (docs/gpu.md#any-workload-on-the-gpu).
+// The default library plan: tests/integration/gpu_library_test.cpp.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -16,7 +17,9 @@ using nlohmann::json;
 namespace {
 
 std::string resnet50() { return example("frontend_ir/int8_resnet50.sim_quantized_b1.json"); }
-std::string hw(const std::string& name) { return "--hw '" + source_dir() + "/configs/" + name + ".yaml'"; }
+std::string hw(const std::string& name) {
+  return "--gpu-plan ark --hw '" + source_dir() + "/configs/" + name + ".yaml'";
+}
 
 }  // namespace
 

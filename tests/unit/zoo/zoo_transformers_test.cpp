@@ -32,11 +32,21 @@ struct Dims {
   int64_t layers, d, ffn, vocab;
   int mlp_mats;  // 2 (fc, proj) or 3 (gate, up, down)
   bool lm_head;
+  int64_t kv_d = 0;  // width of the K and V projections (grouped-query attention); 0: d
 };
 
+// The published configurations (Hugging Face config.json of each).
 Dims dims(const std::string& m) {
   if (m == "bert-base") return {12, 768, 3072, 30522, 2, false};
+  if (m == "bert-large") return {24, 1024, 4096, 30522, 2, false};
   if (m == "gpt2") return {12, 768, 3072, 50257, 2, true};
+  if (m == "gpt2-medium") return {24, 1024, 4096, 50257, 2, true};
+  if (m == "gpt2-large") return {36, 1280, 5120, 50257, 2, true};
+  if (m == "gpt2-xl") return {48, 1600, 6400, 50257, 2, true};
+  if (m == "gpt3-xl") return {24, 3072, 12288, 50257, 2, true};
+  if (m == "gpt3-2.7b") return {32, 2560, 10240, 50257, 2, true};
+  if (m == "llama2-13b") return {40, 5120, 13824, 32000, 3, true};
+  if (m == "llama2-70b") return {80, 8192, 28672, 32000, 3, true, 1024};  // 8 K/V heads of 128
   return {32, 4096, 11008, 32000, 3, true};  // llama2-7b
 }
 
@@ -44,7 +54,8 @@ Dims dims(const std::string& m) {
 // the two attention matmuls Q.K^T and P.V (H x S x T x dh = S x T x D each); then the LM head.
 int64_t closed_form_macs(const std::string& m, int64_t batch, int64_t s, int64_t t, int64_t layers) {
   const Dims d = dims(m);
-  const int64_t per_layer = 4 * s * d.d * d.d + d.mlp_mats * s * d.d * d.ffn + 2 * s * t * d.d;
+  const int64_t kv = d.kv_d > 0 ? d.kv_d : d.d;
+  const int64_t per_layer = 2 * s * d.d * d.d + 2 * s * d.d * kv + d.mlp_mats * s * d.d * d.ffn + 2 * s * t * d.d;
   return batch * (layers * per_layer + (d.lm_head ? s * d.d * d.vocab : 0));
 }
 
@@ -56,7 +67,9 @@ int64_t weights(const ir::Graph& g) {  // weights and biases, not buffers (scale
 }
 
 TEST(ZooTransformers, Names) {
-  EXPECT_EQ(transformer_names(), (std::vector<std::string>{"bert-base", "gpt2", "llama2-7b"}));
+  EXPECT_EQ(transformer_names(),
+            (std::vector<std::string>{"bert-base", "bert-large", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "gpt3-xl",
+                                      "gpt3-2.7b", "llama2-7b", "llama2-13b", "llama2-70b"}));
   EXPECT_TRUE(is_transformer("gpt2"));
   EXPECT_FALSE(is_transformer("resnet50"));
 }
@@ -89,6 +102,14 @@ TEST(ZooTransformers, ParameterCountsAreThePublishedOnes) {
   EXPECT_EQ(weights(make_transformer(tf("gpt2", 1, 8))), 124439808);
   EXPECT_EQ(weights(make_transformer(tf("llama2-7b", 1, 8))), 6738415616);
   EXPECT_EQ(weights(make_transformer(tf("bert-base", 1, 8))), 108890112);
+  // bert-large-uncased 335,141,888 less its pooler (1,049,600) and token-type table (2,048);
+  // gpt2-medium / -large / -xl; Llama-2-13b and -70b (grouped-query K/V projections).
+  EXPECT_EQ(weights(make_transformer(tf("bert-large", 1, 8))), 334090240);
+  EXPECT_EQ(weights(make_transformer(tf("gpt2-medium", 1, 8))), 354823168);
+  EXPECT_EQ(weights(make_transformer(tf("gpt2-large", 1, 8))), 774030080);
+  EXPECT_EQ(weights(make_transformer(tf("gpt2-xl", 1, 8))), 1557611200);
+  EXPECT_EQ(weights(make_transformer(tf("llama2-13b", 1, 8))), 13015864320);
+  EXPECT_EQ(weights(make_transformer(tf("llama2-70b", 1, 8))), 68976648192);
 }
 
 TEST(ZooTransformers, BatchIsDimZeroOfEveryActivation) {
@@ -183,11 +204,11 @@ TEST(ZooTransformers, DtypeDefaultsToFp16AndFollowsTheOption) {
 TEST(ZooTransformers, EveryModelRoundTripsThroughFrontendIr) {
   for (const std::string& m : transformer_names()) {
     SCOPED_TRACE(m);
-    const ir::Graph g = make_transformer(tf(m, 2, 16, 0, m == "llama2-7b" ? 4 : 0));
+    const ir::Graph g = make_transformer(tf(m, 2, 16, 0, m == "bert-base" || m == "gpt2" ? 0 : 2));
     const ir::Graph back = zoo_test::round_trip(g);
     EXPECT_EQ(zoo_test::compare_graphs(g, back), 0);
     ir::validate(back);
-    if (m != "bert-base") {
+    if (m.rfind("bert", 0) != 0) {
       const ir::Graph d = make_transformer(tf(m, 2, 0, 40, 2));
       EXPECT_EQ(zoo_test::compare_graphs(d, zoo_test::round_trip(d)), 0);
     }

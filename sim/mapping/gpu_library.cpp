@@ -1,0 +1,893 @@
+#include "sim/mapping/gpu_library.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "sim/ir/error.h"
+#include "sim/mapping/gpu_lower.h"
+
+namespace npusim::mapping {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
+
+// Shared memory a kernel may take per block: ARK's limit less the 128 B it reserves
+// (frontends::kArkSmemReservedBytes), as gpu-calibrate uses.
+int64_t smem_limit(const models::GpuParams& p) { return p.smem_per_block_bytes - 128; }
+
+std::string dtype_text(gpu::DataType t) {
+  switch (t) {
+    case gpu::DataType::FP32: return "fp32";
+    case gpu::DataType::FP16: return "fp16";
+    case gpu::DataType::BF16: return "bf16";
+    case gpu::DataType::INT8: case gpu::DataType::UINT8: return "int8";
+    default: return gpu::data_type_name(t);
+  }
+}
+
+}  // namespace
+
+const char* launch_mode_name(LaunchMode m) { return m == LaunchMode::Graph ? "graph" : "eager"; }
+
+const char* kernel_class_name(KernelClass c) {
+  switch (c) {
+    case KernelClass::Gemm: return "gemm";
+    case KernelClass::Conv: return "conv";
+    case KernelClass::Depthwise: return "depthwise";
+    case KernelClass::Attention: return "attention";
+    case KernelClass::RowWise: return "rowwise";
+    case KernelClass::Elementwise: return "elementwise";
+    case KernelClass::Pool: return "pool";
+    case KernelClass::Reduce: return "reduce";
+    case KernelClass::Gather: return "gather";
+    case KernelClass::Copy: return "copy";
+    case KernelClass::Opaque: return "opaque";
+  }
+  return "?";
+}
+
+// ---- GEMM candidates ----
+
+std::optional<MatmulPlanSpec> parse_gemm_tile(const std::string& text) {
+  long long tm, tn, tk;
+  int w, stages = 3;
+  char tail;
+  const int got = std::sscanf(text.c_str(), "%lldx%lldx%lld:%d:%d%c", &tm, &tn, &tk, &w, &stages, &tail);
+  if ((got != 4 && got != 5) || tm < 1 || tn < 1 || tk < 1 || w < 1 || stages < 2) return std::nullopt;
+  MatmulPlanSpec s;
+  s.tm = tm, s.tn = tn, s.tk = tk, s.warps = w, s.stages = stages;
+  s.sram_bytes = s.stages * (s.tm + s.tn) * s.tk * 2;
+  return s;
+}
+
+std::string gemm_tile_name(const MatmulPlanSpec& t) {
+  std::string s = std::to_string(t.tm) + "x" + std::to_string(t.tn) + "x" + std::to_string(t.tk) + ":" +
+                  std::to_string(t.warps) + ":" + std::to_string(t.stages);
+  if (t.split_k > 1) s += " split-K " + std::to_string(t.split_k);
+  if (t.stream_k) s += " stream-K";
+  if (t.warp_mma) s += " mma.sync";
+  if (t.cluster_m * t.cluster_n > 1) s += " cluster " + std::to_string(t.cluster_m) + "x" + std::to_string(t.cluster_n);
+  return s;
+}
+
+// ARK's 128x256 tile and smaller ones, each with 3 stages and with a deeper pipeline (libraries
+// pick 4-7 stages for skinny, latency-bound shapes); split-K variants where the tiles do not fill
+// the SMs (cuBLAS's split-K); stream-K where they do (cuBLAS's persistent Hopper kernels).
+std::vector<MatmulPlanSpec> default_gemm_tiles() {
+  static const char* tiles[] = {"128x256x64:8:3", "256x128x64:8:3", "128x128x64:4:3", "128x64x64:4:3", "64x128x64:4:3",
+                                "64x64x64:4:3",   "128x128x64:4:4", "128x64x64:4:5",  "64x128x64:4:5", "64x64x64:4:6"};
+  static const std::pair<const char*, int> splits[] = {
+      {"128x128x64:4:3", 2}, {"128x128x64:4:3", 4}, {"128x256x64:8:3", 2}, {"64x128x64:4:5", 2}, {"64x128x64:4:5", 4}};
+  std::vector<MatmulPlanSpec> out;
+  for (const char* t : tiles) out.push_back(*parse_gemm_tile(t));
+  for (const auto& [t, split] : splits) {
+    out.push_back(*parse_gemm_tile(t));
+    out.back().split_k = split;
+  }
+  for (const char* t : {"128x256x64:8:3", "128x128x64:4:3"}) {
+    out.push_back(*parse_gemm_tile(t));
+    out.back().stream_k = true;
+  }
+  return out;
+}
+
+std::optional<gpu::Program> gemm_plan(const GemmProblem& g, MatmulPlanSpec s, const models::GpuParams& p) {
+  const int64_t limit = smem_limit(p);
+  s.m = g.m, s.n = g.n, s.k = g.k, s.a_rows = g.a_rows, s.group_m = g.group_m, s.dtype = g.dtype;
+  s.batch = g.batch, s.b_shared = g.b_shared, s.simt = g.simt, s.epilogue_read_bytes = g.epilogue_read_bytes;
+  if (g.out_dtype != g.dtype) s.out_dtype = g.out_dtype;
+  s.sram_bytes = s.stages * (s.tm + s.tn) * s.tk * gpu::data_type_bytes(g.dtype);
+  if (s.sram_bytes > limit) return std::nullopt;
+  // A split needs equal parts of at least one K step; an implicit or batched GEMM is not split.
+  if (s.split_k > 1 && (g.a_rows > 0 || g.batch > 1 || g.k % s.split_k != 0 || g.k / s.split_k < s.tk))
+    return std::nullopt;
+  // Stream-K shares out the last wave of a kernel whose tiles fill the SMs; with fewer tiles
+  // than SMs libraries split K instead (the split-K candidates). Only on Hopper, where cuBLAS's
+  // kernels were seen persistent (the A100's rows were fitted without it).
+  if (s.stream_k && (p.arch != "CUDA_90" || g.a_rows > 0 || g.batch > 1 || g.simt ||
+                     ((g.m + s.tm - 1) / s.tm) * ((g.n + s.tn - 1) / s.tn) < p.num_sms))
+    return std::nullopt;
+  // The sum's 4-warp programs hold `split` fp32 values per output column and thread.
+  s.sum_programs_per_sm = models::rowwise_programs_per_sm(p, 4, s.split_k * ((g.n + 127) / 128));
+  // Occupancy: as many tiles per SM as its warps, shared memory and registers hold.
+  models::MatmulTile tile;
+  tile.tm = s.tm, tile.tn = s.tn, tile.tk = s.tk, tile.in_type = g.dtype;
+  s.slots = models::matmul_tiles_per_sm(p, tile, s.warps, s.stages, limit);
+  return single_matmul_plan(s, p.num_sms, limit);
+}
+
+// ---- row-wise, streaming and attention kernels ----
+
+void finish_rowwise_spec(RowKernelSpec& s, const models::GpuParams& p) {
+  int64_t block = 1;
+  while (block < s.cols) block *= 2;
+  if (s.warps <= 0) {
+    s.warps = block >= 32768 ? 32 : block >= 8192 ? 16 : block >= 2048 ? 8 : 4;
+    s.warps = std::min(s.warps, p.max_warps_per_block);
+  }
+  // Triton pads the row to a power of two; each thread holds its share of every row input and
+  // weight vector in registers.
+  const int64_t per_thread = (block + int64_t{s.warps} * p.warp_size - 1) / (int64_t{s.warps} * p.warp_size);
+  s.programs_per_sm = models::rowwise_programs_per_sm(p, s.warps, (s.row_inputs + s.col_vectors) * per_thread);
+}
+
+gpu::Program stream_plan(const StreamKernelSpec& s, const models::GpuParams& p) {
+  // 2048 elements a program (4 warps, 16 elements a thread: 16-byte vectors of fp16, unrolled),
+  // more when that would launch beyond 8 waves of 16 programs an SM.
+  const int64_t programs_per_sm = std::max(1, p.max_warps_per_sm / 4);
+  const int64_t most = int64_t{p.num_sms} * programs_per_sm * 8;
+  const int64_t tasks = std::clamp<int64_t>(ceil_div(std::max<int64_t>(1, s.elements), 2048), 1, most);
+  RowKernelSpec r;
+  r.name = s.name;
+  r.rows = tasks;
+  // Every byte as one BYTE-typed read tensor and one written: each program streams its share.
+  r.cols = 1;
+  r.dtype = gpu::DataType::BYTE;
+  r.row_inputs = 0;
+  r.warps = 4;
+  r.programs_per_sm = programs_per_sm;
+  gpu::Program prog = single_rowwise_plan(r, p.num_sms);
+  gpu::Op& op = prog.task_infos[0].ops[0];
+  const int64_t rb = std::max<int64_t>(0, static_cast<int64_t>(std::ceil(s.read_bytes / static_cast<double>(tasks))));
+  const int64_t wb = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(s.write_bytes / static_cast<double>(tasks))));
+  // Replace the placeholder tensors by tasks x (bytes per task) byte tensors in fresh buffers.
+  auto tensor = [&](int64_t cols) {
+    gpu::Tensor t;
+    t.id = t.buffer_id = static_cast<int64_t>(prog.buffers.size());
+    prog.buffers.push_back({t.buffer_id, -1, false, {}, {}, ""});
+    t.dtype = gpu::DataType::BYTE;
+    t.shape = t.strides = t.padded_shape = {tasks, cols};
+    t.offsets = {0, 0};
+    return t;
+  };
+  op.read_tensors.clear();
+  if (rb > 0) op.read_tensors.push_back(tensor(rb));
+  op.write_tensors = {tensor(wb)};
+  op.result_tensors = op.write_tensors;
+  gpu::derive_costs(prog);
+  op.cost.flops = static_cast<int64_t>(std::llround(s.flops));
+  op.task_cost.flops = ceil_div(op.cost.flops, tasks);
+  prog.task_infos[0].task_cost.flops = op.task_cost.flops;
+  return prog;
+}
+
+std::vector<KernelCandidate> attention_candidates(const AttentionProblem& a, const models::GpuParams& p) {
+  // FlashAttention's tiles: 128 or 64 queries by 64 or 128 keys, 4 or 8 warps; a short query
+  // (decode) a 16-row tile, its keys split over enough programs to fill the SMs (flash-decoding).
+  struct Tile { int64_t tm, tk; int warps; };
+  std::vector<Tile> tiles = {{128, 64, 4}, {128, 128, 8}, {64, 64, 4}};
+  if (a.sq <= 16) tiles = {{16, 128, 4}, {16, 64, 4}};
+  const bool hopper = p.arch == "CUDA_90";
+  std::vector<KernelCandidate> out;
+  for (const Tile& t : tiles) {
+    MatmulPlanSpec s;
+    s.attention = true;
+    s.causal = a.causal && a.sq > 1;
+    s.softmax_overlap = hopper;  // FlashAttention-3's ping-pong warpgroups
+    s.dtype = a.dtype;
+    s.tm = t.tm, s.tn = a.d, s.tk = t.tk, s.warps = t.warps, s.stages = 2;
+    s.m = a.sq, s.n = a.d;
+    int64_t splits = 1;
+    const int64_t programs = a.batch * ceil_div(a.sq, t.tm);
+    if (a.sq <= 16) {  // flash-decoding: split the keys until the programs fill the SMs twice
+      const int64_t key_tiles = ceil_div(a.skv, t.tk);
+      splits = std::clamp<int64_t>(ceil_div(2 * int64_t{p.num_sms}, programs), 1, key_tiles);
+    }
+    s.k = ceil_div(a.skv, splits);
+    s.batch = a.batch * splits;
+    // Q tile + two stages of K and V slices.
+    s.sram_bytes = (t.tm * a.d + 2 * 2 * t.tk * a.d) * gpu::data_type_bytes(a.dtype);
+    if (s.sram_bytes > smem_limit(p)) continue;
+    s.slots = std::max<int64_t>(1, std::min<int64_t>(p.max_warps_per_block / t.warps, smem_limit(p) / s.sram_bytes));
+    s.warps_per_processor = static_cast<int>(s.slots) * t.warps;
+    std::string name = "flash " + std::to_string(t.tm) + "x" + std::to_string(t.tk) + ":" + std::to_string(t.warps) +
+                       (hopper ? " (FA3)" : " (FA2)");
+    if (splits > 1) name += " split-KV " + std::to_string(splits);
+    out.push_back({name, single_matmul_plan(s, p.num_sms, smem_limit(p))});
+  }
+  if (out.empty()) throw InputError("attention", "head_dim", "no FlashAttention tile of head dim " + std::to_string(a.d) +
+                                                              " fits the shared memory");
+  return out;
+}
+
+// ---- launch ----
+
+Timeline launch_timeline(const std::vector<double>& span_us, LaunchMode mode, double launch_us, double gap_us,
+                         double host_us) {
+  Timeline t;
+  double prev_end = 0;
+  for (size_t i = 0; i < span_us.size(); ++i) {
+    double start;
+    if (mode == LaunchMode::Graph) {
+      start = i == 0 ? launch_us : prev_end + gap_us;
+    } else {
+      const double issued = static_cast<double>(i) * host_us + launch_us;
+      start = i == 0 ? issued : std::max(issued, prev_end + gap_us);
+    }
+    t.start_us.push_back(start);
+    prev_end = start + span_us[i];
+    t.end_us.push_back(prev_end);
+  }
+  t.total_us = span_us.empty() ? launch_us : prev_end;
+  return t;
+}
+
+// ---- the plan of a graph ----
+
+namespace {
+
+using ir::Layer;
+using ir::OpKind;
+
+enum class Role { View, Matrix, Depthwise, RowWise, Pool, Reduce, Gather, Pointwise, Movement, Opaque };
+
+bool depthwise_conv(const Layer& l) {
+  if (l.op != OpKind::Conv2d || l.groups <= 1 || l.input_shapes.size() < 2) return false;
+  return l.input_shapes[1].size() == 4 && l.input_shapes[1][1] < 16;  // C / groups below a tensor-core K step
+}
+
+Role role_of(const Layer& l) {
+  switch (l.op) {
+    case OpKind::Reshape: return Role::View;
+    case OpKind::Conv2d: return depthwise_conv(l) ? Role::Depthwise : Role::Matrix;
+    case OpKind::Dense: case OpKind::MatMul: case OpKind::BatchMatMul: return Role::Matrix;
+    case OpKind::Softmax: case OpKind::LayerNorm: case OpKind::RmsNorm: return Role::RowWise;
+    case OpKind::MaxPool2d: case OpKind::AvgPool2d: return Role::Pool;
+    case OpKind::ReduceSum: case OpKind::ReduceMean: case OpKind::ReduceMax: case OpKind::GlobalAvgPool2d:
+    case OpKind::GlobalMaxPool2d:
+      return Role::Reduce;
+    case OpKind::Gather: return Role::Gather;
+    case OpKind::Transpose: case OpKind::Concat: case OpKind::Split: case OpKind::Slice: case OpKind::Pad:
+      return Role::Movement;
+    case OpKind::Opaque: return Role::Opaque;
+    default: return Role::Pointwise;
+  }
+}
+
+// fp32 flops per output element of a point-wise op (a transcendental at transcendental_flops).
+double pointwise_flops(const Layer& l, const models::GpuParams& p) {
+  switch (l.op) {
+    case OpKind::Gelu: return 2 + 2 * p.transcendental_flops;
+    case OpKind::Silu: case OpKind::Sigmoid: case OpKind::Tanh: case OpKind::Exp: return 1 + p.transcendental_flops;
+    case OpKind::Div: case OpKind::Sqrt: case OpKind::Rsqrt: return p.transcendental_flops;
+    case OpKind::Quantize: case OpKind::Requantize: return 3;
+    default: return std::max<size_t>(1, l.input_shapes.size() > 1 ? l.input_shapes.size() - 1 : 1);
+  }
+}
+
+// A fused activation attribute (conv2d + relu ...): its flops per element.
+double activation_flops(const std::string& act, const models::GpuParams& p) {
+  std::string a;
+  for (char c : act) a += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (a.empty() || a == "none" || a == "null" || a == "linear" || a == "identity") return 0;
+  if (a.find("gelu") != std::string::npos) return 2 + 2 * p.transcendental_flops;
+  if (a.find("silu") != std::string::npos || a.find("swish") != std::string::npos || a.find("sigmoid") != std::string::npos ||
+      a.find("tanh") != std::string::npos)
+    return 1 + p.transcendental_flops;
+  return 1;
+}
+
+std::string shape_text(const std::vector<std::pair<const char*, int64_t>>& kv) {
+  std::string s;
+  for (const auto& [k, v] : kv) s += (s.empty() ? "" : " ") + std::string(k) + "=" + std::to_string(v);
+  return s;
+}
+
+// The candidates a library GEMM simulates: those with the shortest contention-free estimate.
+constexpr size_t kGemmCandidatesSimulated = 4;
+
+// A single-Matmul plan's time without contention: its waves of tiles (each the tile's own time,
+// or its SM's math shared by the tiles running on it) against its bytes at the HBM rate.
+double gemm_estimate_cycles(const gpu::Program& prog, const models::GpuParams& p) {
+  double total = 0;
+  for (const gpu::ProcessorGroup& pg : prog.processor_groups) {
+    const gpu::ResourceGroup& rg = pg.resource_groups.at(0);
+    const gpu::TaskInfo& ti = prog.task_infos.at(static_cast<size_t>(rg.task_groups.at(0).task_id));
+    const gpu::Op& op = ti.ops.at(0);
+    const int64_t slots = std::max<int64_t>(1, gpu::num_slots(rg, ti));
+    const int64_t procs = std::max<int64_t>(1, pg.processor_range.size());
+    const double waves = static_cast<double>(ceil_div(ti.num_tasks, procs * slots));
+    const double bytes = static_cast<double>(op.cost.bytes_read + op.cost.bytes_written);
+    double wave = 0;
+    if (op.type == gpu::OpType::Matmul) {
+      const models::MatmulTiming t = models::matmul_timing(p, models::matmul_tile(op, 0), ti.num_warps, ti.sram_bytes);
+      wave = std::max(t.own_cycles, static_cast<double>(slots) * t.sm_math_cycles);
+    } else {
+      wave = p.task_overhead_cycles + p.hbm_latency_cycles;
+    }
+    total += std::max(waves * wave, bytes / p.hbm_bytes_per_cycle);
+  }
+  return total;
+}
+
+void keep_fastest_estimates(std::vector<KernelCandidate>& c, const models::GpuParams& p, size_t keep) {
+  if (c.size() <= keep) return;
+  std::vector<std::pair<double, size_t>> est;
+  for (size_t i = 0; i < c.size(); ++i) est.emplace_back(gemm_estimate_cycles(c[i].program, p), i);
+  std::stable_sort(est.begin(), est.end());
+  std::vector<bool> kept(c.size(), false);
+  for (size_t i = 0; i < keep; ++i) kept[est[i].second] = true;
+  std::vector<KernelCandidate> out;
+  for (size_t i = 0; i < c.size(); ++i)  // in the tiles' order, as gpu-calibrate lists them
+    if (kept[i]) out.push_back(std::move(c[i]));
+  c = std::move(out);
+}
+
+struct Builder {
+  const ir::Graph& g;
+  const models::GpuParams& p;
+  const LibraryOptions& o;
+  LibraryPlan plan;
+  // Per kernel while building: the tensors it reads from outside and the tensors it makes.
+  struct Work {
+    std::set<int> reads, makes;
+    int main_out = -1;            // the tensor an epilogue extends (GEMM, row-wise ... outputs)
+    int64_t main_elems = 0;
+    bool open_pointwise = false;  // point-wise ops of the same size may join (an epilogue)
+    bool open_group = false;      // an element-wise group: point-wise and layout ops may join
+    double extra_flops = 0;       // of joined point-wise ops
+    double epilogue_read_bytes = 0;  // per main output element
+    int64_t extra_n = 0;          // a GEMM's merged siblings' columns
+    double op_macs = 0;           // MACs of the IR ops it covers
+    const Layer* anchor = nullptr;
+    gpu::DataType out_dtype = gpu::DataType::FP16;
+  };
+  std::vector<Work> work;
+  std::vector<int> kernel_of;                // tensor id -> kernel that makes it (-1: outside any)
+  std::vector<std::vector<const Layer*>> consumers;  // tensor id -> layers reading it
+  // Attention patterns found before the kernels are made (their kernels are made in graph order).
+  struct Pattern {
+    AttentionProblem a;
+    std::string shape;
+    double macs = 0, min_bytes = 0;
+  };
+  std::vector<Pattern> patterns;
+  std::map<const Layer*, int> absorbed;      // layers an attention kernel covers -> its pattern
+  std::map<const Layer*, int> attention_at;  // first layer of a pattern -> the pattern
+  std::map<const Layer*, int> merged;        // projections run as part of an earlier one's GEMM -> its kernel
+
+  Builder(const ir::Graph& graph, const models::GpuParams& params, const LibraryOptions& opts)
+      : g(graph), p(params), o(opts), kernel_of(graph.tensors.size(), -1), consumers(graph.tensors.size()) {
+    plan.source = g.source;
+    plan.options = o;
+    for (const Layer& l : g.layers)
+      for (int t : l.inputs)  // each consumer once, however many of its inputs the tensor is
+        if (valid(t) && (consumers[static_cast<size_t>(t)].empty() || consumers[static_cast<size_t>(t)].back() != &l))
+          consumers[static_cast<size_t>(t)].push_back(&l);
+  }
+
+  bool valid(int t) const { return t >= 0 && static_cast<size_t>(t) < g.tensors.size(); }
+  int64_t elems(int t) const { return valid(t) ? ir::num_elements(g.tensor(t).shape) : 0; }
+  double bytes(int t) const { return valid(t) ? static_cast<double>(elems(t)) * ir::dtype_bytes(g.tensor(t).dtype) : 0; }
+  bool is_param(int t) const { return valid(t) && g.tensor(t).is_parameter(); }
+  bool single_use(int t) const {
+    return valid(t) && consumers[static_cast<size_t>(t)].size() == 1 && g.tensor(t).role != ir::TensorRole::GraphOutput;
+  }
+  const Layer* only_consumer(int t) const { return single_use(t) ? consumers[static_cast<size_t>(t)][0] : nullptr; }
+  int out0(const Layer& l) const { return l.outputs.empty() ? -1 : l.outputs[0]; }
+  int in(const Layer& l, size_t i) const { return i < l.inputs.size() ? l.inputs[i] : -1; }
+
+  [[noreturn]] void fail(const Layer& l, const std::string& what) const {
+    throw InputError(g.source, l.pointer, std::string(ir::op_name(l.op)) + " '" + l.name + "': " + what);
+  }
+
+  int new_kernel(const Layer& l, KernelClass cls) {
+    LibraryKernel k;
+    k.name = l.name;
+    k.cls = cls;
+    plan.kernels.push_back(k);
+    Work w;
+    w.anchor = &l;
+    work.push_back(w);
+    return static_cast<int>(plan.kernels.size()) - 1;
+  }
+
+  // l's reads and writes become kernel k's.
+  void add_to(int k, const Layer& l) {
+    plan.kernels[static_cast<size_t>(k)].ir_ops.push_back(l.name);
+    Work& w = work[static_cast<size_t>(k)];
+    w.op_macs += static_cast<double>(l.macs());
+    for (int t : l.inputs)
+      if (valid(t) && !w.makes.count(t)) w.reads.insert(t);
+    for (int t : l.outputs)
+      if (valid(t)) {
+        w.makes.insert(t);
+        kernel_of[static_cast<size_t>(t)] = k;
+      }
+  }
+
+  // ---- attention patterns: bmm(q, k) [* or / scale] [+ mask] softmax bmm(p, v) ----
+  void find_attention() {
+    if (!o.fuse) return;
+    for (const Layer& l : g.layers) {
+      if (l.op != OpKind::BatchMatMul || l.transpose_a || l.inputs.size() < 2 || l.outputs.empty()) continue;
+      std::vector<const Layer*> chain{&l};
+      const Layer* c = only_consumer(out0(l));
+      const Layer* mask = nullptr;
+      if (c && (c->op == OpKind::Mul || c->op == OpKind::Div) && c->inputs.size() == 2 && is_param(in(*c, 1)))
+        chain.push_back(c), c = only_consumer(out0(*c));
+      if (c && c->op == OpKind::ElementWiseAdd && c->inputs.size() == 2 && is_param(in(*c, 1)))
+        chain.push_back(c), mask = c, c = only_consumer(out0(*c));
+      if (!c || c->op != OpKind::Softmax) continue;
+      // FlashAttention runs fp16, bf16 (and TensorRT's int8 MHA); fp32 attention stays unfused
+      // (PyTorch's fp32 scaled_dot_product_attention takes the unfused math path).
+      if (!l.input_dtypes.empty() && ir::dtype_bytes(l.input_dtypes[0]) > 2) continue;
+      chain.push_back(c);
+      const Layer* pv = only_consumer(out0(*c));
+      if (!pv || pv->op != OpKind::BatchMatMul || pv->transpose_a || pv->transpose_b || in(*pv, 0) != out0(*c)) continue;
+      chain.push_back(pv);
+      const ir::Shape& s = l.output_shapes.at(0);
+      if (s.size() < 2 || pv->output_shapes.empty() || !valid(out0(*pv))) continue;
+      const int k = static_cast<int>(patterns.size());
+      attention_at[&l] = k;
+      for (const Layer* x : chain) absorbed[x] = k;
+      // Views around it: the layout ops that feed q, k, v only to it, a cache concat whose first
+      // input comes from outside (FlashAttention reads the cache in place), and the transpose
+      // of its output (it writes [B, S, H, dh] directly).
+      for (int t : {in(l, 0), in(l, 1), in(*pv, 1)}) absorb_layout_producers(t, k);
+      if (const Layer* after = only_consumer(out0(*pv)); after && after->op == OpKind::Transpose) absorbed[after] = k;
+      Pattern pat;
+      AttentionProblem& a = pat.a;
+      const int64_t sq = s[s.size() - 2], skv = s.back();
+      a.sq = sq, a.skv = skv;
+      a.batch = std::max<int64_t>(1, ir::num_elements(s) / std::max<int64_t>(1, sq * skv));
+      a.d = pv->output_shapes.at(0).back();
+      a.causal = mask != nullptr && sq > 1;
+      a.dtype = ark_data_type(g.tensor(out0(*pv)).dtype);
+      pat.shape = shape_text({{"batch_heads", a.batch}, {"q", sq}, {"kv", skv}, {"d", a.d}}) + (a.causal ? " causal" : "");
+      const double seen = a.causal ? (static_cast<double>(skv) - static_cast<double>(sq) / 2) / static_cast<double>(skv) : 1;
+      pat.macs = 2.0 * static_cast<double>(a.batch * sq) * static_cast<double>(skv * a.d) * seen;
+      pat.min_bytes = gpu::data_type_bytes(a.dtype) * static_cast<double>(a.batch * a.d) * static_cast<double>(2 * sq + 2 * skv);
+      patterns.push_back(pat);
+    }
+  }
+
+  void attention(const Layer& first, int pattern) {
+    const int k = new_kernel(first, KernelClass::Attention);
+    for (const Layer& x : g.layers)  // the pattern's ops and views, in graph order
+      if (auto it = absorbed.find(&x); it != absorbed.end() && it->second == pattern) add_to(k, x);
+    const Pattern& pat = patterns[static_cast<size_t>(pattern)];
+    LibraryKernel& kern = plan.kernels[static_cast<size_t>(k)];
+    kern.candidates = attention_candidates(pat.a, p);
+    kern.shape = pat.shape;
+    kern.dtype = dtype_text(pat.a.dtype);
+    kern.signature = "attention " + kern.shape + " " + kern.dtype;
+    kern.macs = pat.macs;
+    kern.flops = 2 * pat.macs;
+    kern.min_bytes = pat.min_bytes;
+  }
+
+  void absorb_layout_producers(int t, int k) {
+    for (int guard = 0; guard < 8 && valid(t); ++guard) {
+      const int maker = g.tensor(t).producer;
+      // A K/V head repeated for grouped-query attention: FlashAttention indexes the shared head.
+      const bool repeat = maker >= 0 && g.layers[static_cast<size_t>(maker)].op == OpKind::Concat &&
+                          std::all_of(g.layers[static_cast<size_t>(maker)].inputs.begin(),
+                                      g.layers[static_cast<size_t>(maker)].inputs.end(),
+                                      [&](int x) { return x == g.layers[static_cast<size_t>(maker)].inputs[0]; });
+      if (maker < 0 || (!single_use(t) && !repeat)) return;
+      const Layer& l = g.layers[static_cast<size_t>(maker)];
+      const bool cache = l.op == OpKind::Concat && !repeat && !l.inputs.empty() && valid(in(l, 0)) &&
+                         g.tensor(in(l, 0)).producer < 0;
+      if (l.op != OpKind::Transpose && l.op != OpKind::Reshape && !cache && !repeat) return;
+      absorbed[&l] = k;
+      if (cache) return;
+      t = in(l, 0);
+    }
+  }
+
+  // ---- kernels per op ----
+
+  gpu::DataType gemm_dtype(const Layer& l) const {
+    const ir::DType d = !l.input_dtypes.empty() ? l.input_dtypes[0] : ir::DType::Float16;
+    return ark_data_type(d);
+  }
+
+  // A projection: an activation times a 2-D weight.
+  bool projection(const Layer& l) const {
+    return (l.op == OpKind::MatMul || l.op == OpKind::Dense) && !l.transpose_a && l.inputs.size() >= 2 &&
+           is_param(in(l, 1)) && l.input_shapes.size() >= 2 && l.input_shapes[1].size() == 2 && valid(in(l, 0));
+  }
+
+  void matrix(const Layer& l) {
+    const bool conv = l.op == OpKind::Conv2d;
+    const int k = new_kernel(l, conv ? KernelClass::Conv : KernelClass::Gemm);
+    add_to(k, l);
+    Work& w = work[static_cast<size_t>(k)];
+    w.main_out = out0(l);
+    w.main_elems = ir::num_elements(l.output_shapes.at(0));
+    w.open_pointwise = true;
+    w.extra_flops = static_cast<double>(w.main_elems) * activation_flops(l.activation, p);
+    if (l.input_shapes.size() > 2) w.extra_flops += static_cast<double>(w.main_elems);  // bias
+    w.out_dtype = ark_data_type(!l.output_dtypes.empty() ? l.output_dtypes[0] : ir::DType::Float16);
+    if (!o.fuse || !projection(l)) return;
+    // Later projections of the same activation with weights of the same K and type run as one
+    // GEMM with their columns side by side (TensorRT's and vLLM's fused QKV and gate/up).
+    for (const Layer* c : consumers[static_cast<size_t>(in(l, 0))]) {
+      if (c <= &l || merged.count(c) || c->op != l.op || !projection(*c) || c->transpose_b != l.transpose_b ||
+          c->input_shapes[1] .size() != 2 || c->input_dtypes != l.input_dtypes || c->output_dtypes != l.output_dtypes)
+        continue;
+      const int64_t k_l = l.transpose_b || l.op == OpKind::Dense ? l.input_shapes[1][1] : l.input_shapes[1][0];
+      const int64_t k_c = c->transpose_b || c->op == OpKind::Dense ? c->input_shapes[1][1] : c->input_shapes[1][0];
+      const int64_t n_c = c->transpose_b || c->op == OpKind::Dense ? c->input_shapes[1][0] : c->input_shapes[1][1];
+      if (k_c != k_l) continue;
+      merged[c] = k;
+      w.extra_n += n_c;
+      w.open_pointwise = false;  // several outputs: each one's consumers run as kernels of their own
+      const int64_t rows = n_c > 0 ? ir::num_elements(c->output_shapes.at(0)) / n_c : 0;
+      w.extra_flops += static_cast<double>(rows * n_c) * (c->input_shapes.size() > 2 ? 1 : 0);
+    }
+  }
+
+  GemmProblem gemm_problem(const Layer& l, int64_t extra_n, std::string* shape) const {
+    GemmProblem gp;
+    gp.dtype = gemm_dtype(l);
+    gp.simt = gp.dtype == gpu::DataType::FP32 && !o.tf32;
+    const ir::Shape& y = l.output_shapes.at(0);
+    if (l.op == OpKind::Conv2d) {
+      const ir::Shape &x = l.input_shapes.at(0), &wt = l.input_shapes.at(1);
+      const int64_t groups = std::max(1, l.groups);
+      // Tensor-core implicit GEMMs take channels in vectors of at least 4 (cuDNN's "c4").
+      const int64_t channels = (wt[1] + 3) / 4 * 4;
+      gp.m = y[0] * y[2] * y[3], gp.n = wt[0] / groups, gp.k = channels * wt[2] * wt[3];
+      gp.batch = groups;
+      gp.b_shared = false;
+      if (groups == 1) gp.a_rows = std::min(gp.m, (x[0] * x[2] * x[3] * channels + gp.k - 1) / gp.k);
+      *shape = shape_text({{"M", gp.m}, {"N", gp.n}, {"K", gp.k}}) + (groups > 1 ? " groups=" + std::to_string(groups) : "");
+      return gp;
+    }
+    if (l.op == OpKind::Dense) {
+      gp.m = l.input_shapes.at(0)[0], gp.n = l.input_shapes.at(1)[0] + extra_n, gp.k = l.input_shapes.at(1)[1];
+      *shape = shape_text({{"M", gp.m}, {"N", gp.n}, {"K", gp.k}});
+      return gp;
+    }
+    const ir::Shape &a = l.input_shapes.at(0), &b = l.input_shapes.at(1);
+    auto last2 = [](const ir::Shape& s) {
+      return s.size() >= 2 ? std::make_pair(s[s.size() - 2], s.back()) : std::make_pair(int64_t{1}, s.empty() ? 1 : s.back());
+    };
+    const auto [ar, ac] = last2(a);
+    const auto [br, bc] = last2(b);
+    gp.m = l.transpose_a ? ac : ar;
+    gp.k = l.transpose_b ? bc : br;
+    gp.n = l.transpose_b ? br : bc;
+    const int64_t own_n = gp.n;
+    const int64_t out_batch = std::max<int64_t>(1, ir::num_elements(y) / std::max<int64_t>(1, gp.m * own_n));
+    gp.n += extra_n;
+    const int64_t b_batch = std::max<int64_t>(1, ir::num_elements(b) / std::max<int64_t>(1, gp.k * gp.n));
+    if (b_batch == 1 && !l.transpose_a) {
+      // One B for every row block (a weight): the leading dims fold into M.
+      gp.m *= out_batch;
+    } else {
+      gp.batch = out_batch;
+      gp.b_shared = b_batch == 1;
+    }
+    // The LM head of a prefill: serving stacks compute the logits of each sequence's last token only.
+    const int y_id = out0(l);
+    if (l.name.find("lm_head") != std::string::npos && valid(y_id) && g.tensor(y_id).role == ir::TensorRole::GraphOutput &&
+        y.size() >= 3 && gp.batch == 1 && gp.m > y[0])
+      gp.m = y[0];
+    *shape = shape_text({{"M", gp.m}, {"N", gp.n}, {"K", gp.k}}) + (gp.batch > 1 ? " batch=" + std::to_string(gp.batch) : "");
+    return gp;
+  }
+
+  void finish_matrix(int k) {
+    LibraryKernel& kern = plan.kernels[static_cast<size_t>(k)];
+    const Work& w = work[static_cast<size_t>(k)];
+    const Layer& l = *w.anchor;
+    GemmProblem gp = gemm_problem(l, w.extra_n, &kern.shape);
+    gp.out_dtype = w.out_dtype;
+    gp.epilogue_read_bytes = w.epilogue_read_bytes;
+    kern.dtype = dtype_text(gp.dtype) + (gp.simt ? " (FFMA)" : gp.dtype == gpu::DataType::FP32 ? " (TF32)" : "");
+    for (const MatmulPlanSpec& t : default_gemm_tiles())
+      if (auto prog = gemm_plan(gp, t, p)) kern.candidates.push_back({gemm_tile_name(t), std::move(*prog)});
+    if (kern.candidates.empty()) fail(l, "no GEMM tile fits the GPU's shared memory (" + kern.shape + ")");
+    keep_fastest_estimates(kern.candidates, p, kGemmCandidatesSimulated);
+    std::ostringstream sig;
+    sig << "gemm " << kern.shape << " a_rows=" << gp.a_rows << " b_shared=" << gp.b_shared << " " << kern.dtype << ">"
+        << dtype_text(gp.out_dtype) << " epilogue=" << gp.epilogue_read_bytes;
+    kern.signature = sig.str();
+    // Useful MACs: the op's (the GEMM's dims pad a convolution's channels), fewer for a
+    // last-token LM head.
+    const double gemm = static_cast<double>(gp.m) * static_cast<double>(gp.n) * static_cast<double>(gp.k) *
+                        static_cast<double>(gp.batch);
+    kern.macs = w.op_macs > 0 ? std::min(gemm, w.op_macs) : gemm;
+    kern.flops = 2 * kern.macs + w.extra_flops;
+  }
+
+  void depthwise(const Layer& l) {
+    const int k = new_kernel(l, KernelClass::Depthwise);
+    add_to(k, l);
+    Work& w = work[static_cast<size_t>(k)];
+    w.main_out = out0(l);
+    w.main_elems = ir::num_elements(l.output_shapes.at(0));
+    w.open_pointwise = true;
+    w.extra_flops = 2.0 * static_cast<double>(l.macs()) + static_cast<double>(w.main_elems) * activation_flops(l.activation, p);
+    plan.kernels[static_cast<size_t>(k)].macs = static_cast<double>(l.macs());
+  }
+
+  void rowwise(const Layer& l) {
+    const int k = new_kernel(l, KernelClass::RowWise);
+    add_to(k, l);
+    Work& w = work[static_cast<size_t>(k)];
+    w.main_out = out0(l);
+    w.main_elems = ir::num_elements(l.output_shapes.at(0));
+    w.open_pointwise = true;
+  }
+
+  void streaming(const Layer& l, KernelClass cls) {
+    const int k = new_kernel(l, cls);
+    add_to(k, l);
+    Work& w = work[static_cast<size_t>(k)];
+    w.main_out = out0(l);
+    w.main_elems = l.output_shapes.empty() ? 1 : ir::num_elements(l.output_shapes[0]);
+    w.open_pointwise = cls == KernelClass::Pool;
+    w.open_group = (cls == KernelClass::Elementwise || cls == KernelClass::Copy) && o.fuse;
+    if (cls == KernelClass::Elementwise)
+      w.extra_flops = static_cast<double>(w.main_elems) * pointwise_flops(l, p);
+    else if (cls == KernelClass::Pool)
+      w.extra_flops = static_cast<double>(w.main_elems) * std::max(1, l.pool[0]) * std::max(1, l.pool[1]);
+    else if (cls == KernelClass::Reduce)
+      w.extra_flops = l.input_shapes.empty() ? 0 : static_cast<double>(ir::num_elements(l.input_shapes[0]));
+    else if (cls == KernelClass::Opaque)
+      w.extra_flops = static_cast<double>(std::max<int64_t>(0, l.opaque_flops));
+  }
+
+  // A point-wise or layout op: joins the kernel of its latest-made input when that kernel takes it.
+  void pointwise(const Layer& l, bool layout) {
+    int host = -1;
+    for (int t : l.inputs)
+      if (valid(t)) host = std::max(host, kernel_of[static_cast<size_t>(t)]);
+    if (o.fuse && host >= 0) {
+      Work& w = work[static_cast<size_t>(host)];
+      const int64_t n = l.output_shapes.empty() ? 0 : ir::num_elements(l.output_shapes[0]);
+      if (w.open_group) {
+        add_to(host, l);
+        if (!layout) w.extra_flops += static_cast<double>(n) * pointwise_flops(l, p);
+        // A layout group that computes becomes an element-wise kernel.
+        if (!layout) plan.kernels[static_cast<size_t>(host)].cls = KernelClass::Elementwise;
+        w.main_out = out0(l);
+        return;
+      }
+      // An epilogue: same size as the kernel's output, which only this op reads; other inputs
+      // are parameters (bias, scale) or activations of that size (a residual).
+      if (w.open_pointwise && !layout && n == w.main_elems && single_use(w.main_out) &&
+          std::find(l.inputs.begin(), l.inputs.end(), w.main_out) != l.inputs.end()) {
+        double extra = 0;
+        bool ok = true;
+        for (int t : l.inputs) {
+          if (t == w.main_out || is_param(t)) continue;
+          if (elems(t) == n) extra += ir::dtype_bytes(g.tensor(t).dtype);
+          else ok = false;
+        }
+        if (ok) {
+          add_to(host, l);
+          w.extra_flops += static_cast<double>(n) * pointwise_flops(l, p);
+          w.epilogue_read_bytes += extra;
+          w.main_out = out0(l);
+          w.out_dtype = ark_data_type(!l.output_dtypes.empty() ? l.output_dtypes[0] : ir::DType::Float16);
+          return;
+        }
+      }
+    }
+    streaming(l, layout ? KernelClass::Copy : KernelClass::Elementwise);
+  }
+
+  void view(const Layer& l) {
+    // A view: its output is its input's bytes, made by the same kernel.
+    const int src = in(l, 0), dst = out0(l);
+    const int maker = valid(src) ? kernel_of[static_cast<size_t>(src)] : -1;
+    if (valid(dst)) kernel_of[static_cast<size_t>(dst)] = maker;
+    if (maker >= 0) {
+      plan.kernels[static_cast<size_t>(maker)].ir_ops.push_back(l.name);
+      Work& w = work[static_cast<size_t>(maker)];
+      if (valid(dst)) w.makes.insert(dst);
+      if (w.main_out == src) w.main_out = dst;
+    } else {
+      plan.free_ops.push_back(l.name);
+    }
+  }
+
+  void run() {
+    find_attention();
+    for (const Layer& l : g.layers) {
+      if (l.output_shapes.empty()) fail(l, "has no output");
+      if (auto it = attention_at.find(&l); it != attention_at.end()) {
+        attention(l, it->second);
+        continue;
+      }
+      if (absorbed.count(&l)) continue;
+      if (auto it = merged.find(&l); it != merged.end()) {
+        add_to(it->second, l);
+        continue;
+      }
+      switch (role_of(l)) {
+        case Role::View: view(l); break;
+        case Role::Matrix: matrix(l); break;
+        case Role::Depthwise: depthwise(l); break;
+        case Role::RowWise: rowwise(l); break;
+        case Role::Pool: streaming(l, KernelClass::Pool); break;
+        case Role::Reduce: streaming(l, KernelClass::Reduce); break;
+        case Role::Gather: streaming(l, KernelClass::Gather); break;
+        case Role::Opaque: streaming(l, KernelClass::Opaque); break;
+        case Role::Pointwise: pointwise(l, false); break;
+        case Role::Movement:
+          if (o.fuse) pointwise(l, true);
+          else streaming(l, KernelClass::Copy);
+          break;
+      }
+    }
+    for (size_t k = 0; k < plan.kernels.size(); ++k) finish(static_cast<int>(k));
+  }
+
+  void finish(int k) {
+    LibraryKernel& kern = plan.kernels[static_cast<size_t>(k)];
+    Work& w = work[static_cast<size_t>(k)];
+    const Layer& l = *w.anchor;
+    // What leaves the kernel: tensors it makes that another kernel reads, or the graph's outputs.
+    double reads = 0, writes = 0;
+    for (int t : w.reads) reads += bytes(t);
+    for (int t : w.makes) {
+      bool outside = g.tensor(t).role == ir::TensorRole::GraphOutput || consumers[static_cast<size_t>(t)].empty();
+      for (const Layer* c : consumers[static_cast<size_t>(t)])
+        if (std::find(kern.ir_ops.begin(), kern.ir_ops.end(), c->name) == kern.ir_ops.end()) outside = true;
+      // A view's output is its input's bytes: count the bytes once.
+      const int maker = g.tensor(t).producer;
+      if (maker >= 0 && g.layers[static_cast<size_t>(maker)].op == OpKind::Reshape) continue;
+      if (outside) writes += bytes(t);
+    }
+    if (writes == 0 && valid(w.main_out)) writes = bytes(w.main_out);
+    if (kern.cls != KernelClass::Attention) kern.min_bytes = reads + writes;
+    if (kern.dtype.empty())
+      kern.dtype = dtype_text(ark_data_type(!l.input_dtypes.empty() ? l.input_dtypes[0] : ir::DType::Float16));
+    std::ostringstream sig;
+    switch (kern.cls) {
+      case KernelClass::Attention: return;
+      case KernelClass::Gemm: case KernelClass::Conv: return finish_matrix(k);
+      case KernelClass::RowWise: {
+        const ir::Shape& x = l.input_shapes.at(0);
+        size_t first = x.empty() ? 0 : x.size() - 1;
+        if (l.op == OpKind::LayerNorm && !l.axes.empty()) {
+          first = x.size();
+          for (int64_t a : l.axes) first = std::min(first, static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(x.size()) : a));
+        }
+        if (l.op == OpKind::Softmax && !l.axes.empty()) {
+          const int64_t a = l.axes[0] < 0 ? l.axes[0] + static_cast<int64_t>(x.size()) : l.axes[0];
+          first = static_cast<size_t>(std::clamp<int64_t>(a, 0, static_cast<int64_t>(x.size()) - 1));
+        }
+        int64_t cols = 1;
+        for (size_t i = first; i < x.size(); ++i) cols *= x[i];
+        cols = std::max<int64_t>(1, cols);
+        RowKernelSpec s;
+        s.name = ir::op_name(l.op);
+        s.rows = std::max<int64_t>(1, ir::num_elements(x) / cols), s.cols = cols;
+        s.dtype = ark_data_type(l.input_dtypes.empty() ? ir::DType::Float16 : l.input_dtypes[0]);
+        const double eb = gpu::data_type_bytes(s.dtype);
+        const double row_bytes = static_cast<double>(s.rows * s.cols) * eb;
+        // Whole rows in and out (a fused residual add reads two, and may write its sum too);
+        // the norm's weights as column vectors.
+        s.col_vectors = l.op == OpKind::Softmax ? 0 : static_cast<int>(l.input_shapes.size()) - 1;
+        double vec_bytes = 0;
+        for (size_t i = 1; i < l.inputs.size(); ++i) vec_bytes += bytes(l.inputs[i]);
+        s.row_inputs = std::max(1, static_cast<int>(std::lround((reads - vec_bytes) / row_bytes)));
+        s.row_outputs = std::max(1, static_cast<int>(std::lround(writes / row_bytes)));
+        s.row_stats = 0;
+        const double per_elem = l.op == OpKind::Softmax ? 4 : l.op == OpKind::LayerNorm ? 7 : 4;
+        const double trans = l.op == OpKind::Softmax ? 1 : 0;
+        s.flops_per_element = per_elem + trans * p.transcendental_flops + w.extra_flops / static_cast<double>(s.rows * s.cols);
+        s.warps = 0;
+        finish_rowwise_spec(s, p);
+        kern.shape = shape_text({{"rows", s.rows}, {"cols", s.cols}});
+        kern.flops = s.flops_per_element * static_cast<double>(s.rows * s.cols);
+        sig << "rowwise " << s.name << " " << kern.shape << " " << kern.dtype << " in=" << s.row_inputs
+            << " out=" << s.row_outputs << " vec=" << s.col_vectors << " flops=" << s.flops_per_element;
+        kern.signature = sig.str();
+        kern.candidates.push_back({"rows " + std::to_string(s.warps) + " warps x " + std::to_string(s.programs_per_sm) + "/SM",
+                                   single_rowwise_plan(s, p.num_sms)});
+        return;
+      }
+      default: {
+        StreamKernelSpec s;
+        s.name = kernel_class_name(kern.cls);
+        s.elements = std::max<int64_t>(1, w.main_elems);
+        s.read_bytes = reads;
+        s.write_bytes = writes;
+        if (kern.cls == KernelClass::Gather && l.inputs.size() >= 2)  // the rows it copies, not the whole table
+          s.read_bytes = bytes(l.inputs[1]) + writes;
+        if (kern.cls == KernelClass::Opaque) s.read_bytes = std::max<double>(0, static_cast<double>(l.opaque_bytes) - writes);
+        s.flops = w.extra_flops;
+        kern.flops = s.flops;
+        kern.min_bytes = s.read_bytes + s.write_bytes;
+        kern.shape = shape_text({{"elements", s.elements}});
+        sig << kernel_class_name(kern.cls) << " " << kern.shape << " read=" << s.read_bytes << " write=" << s.write_bytes
+            << " flops=" << s.flops;
+        kern.signature = sig.str();
+        kern.candidates.push_back({"stream 4 warps", stream_plan(s, p)});
+        return;
+      }
+    }
+  }
+};
+
+}  // namespace
+
+LibraryPlan library_plan(const ir::Graph& g, const models::GpuParams& p, const LibraryOptions& o) {
+  Builder b(g, p, o);
+  b.run();
+  return std::move(b.plan);
+}
+
+}  // namespace npusim::mapping
+
+namespace npusim::mapping {
+
+gpu::Program chain_programs(const std::vector<const gpu::Program*>& kernels,
+                            std::vector<std::pair<size_t, size_t>>* pg_ranges,
+                            std::vector<std::pair<size_t, size_t>>* ti_ranges) {
+  gpu::Program out;
+  out.source = "library plan";
+  int64_t next_buffer = 0, next_tensor = 0;
+  for (const gpu::Program* k : kernels) {
+    out.architecture = k->architecture;
+    const int64_t boff = next_buffer, toff = next_tensor;
+    std::map<int64_t, int64_t> task_ids;
+    for (const gpu::Buffer& b : k->buffers) {
+      gpu::Buffer c = b;
+      c.id += boff;
+      next_buffer = std::max(next_buffer, c.id + 1);
+      out.buffers.push_back(c);
+    }
+    const size_t ti_first = out.task_infos.size(), pg_first = out.processor_groups.size();
+    for (const gpu::TaskInfo& t : k->task_infos) {
+      gpu::TaskInfo c = t;
+      c.id = static_cast<int64_t>(out.task_infos.size());
+      task_ids[t.id] = c.id;
+      for (gpu::Op& op : c.ops)
+        for (auto* list : {&op.read_tensors, &op.write_tensors, &op.result_tensors})
+          for (gpu::Tensor& x : *list) {
+            x.buffer_id += boff;
+            x.id += toff;
+            next_tensor = std::max(next_tensor, x.id + 1);
+          }
+      out.task_infos.push_back(std::move(c));
+    }
+    for (const gpu::ProcessorGroup& pg : k->processor_groups) {
+      gpu::ProcessorGroup c = pg;
+      for (gpu::ResourceGroup& rg : c.resource_groups)
+        for (gpu::TaskGroup& tg : rg.task_groups) tg.task_id = task_ids.count(tg.task_id) ? task_ids[tg.task_id] : -1;
+      out.processor_groups.push_back(std::move(c));
+    }
+    out.num_processors = std::max(out.num_processors, k->num_processors);
+    out.num_warps_per_processor = std::max(out.num_warps_per_processor, k->num_warps_per_processor);
+    if (pg_ranges) pg_ranges->emplace_back(pg_first, out.processor_groups.size());
+    if (ti_ranges) ti_ranges->emplace_back(ti_first, out.task_infos.size());
+  }
+  std::sort(out.buffers.begin(), out.buffers.end(), [](const gpu::Buffer& a, const gpu::Buffer& b) { return a.id < b.id; });
+  return out;
+}
+
+}  // namespace npusim::mapping

@@ -1,0 +1,170 @@
+#include "sim/report/gpu_library_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+namespace npusim::report {
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
+
+std::string joined(const std::vector<std::string>& v, const char* sep) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+}  // namespace
+
+LibraryReport build_library_report(const std::string& workload, const mapping::LibraryPlan& plan,
+                                   const std::vector<size_t>& chosen, const std::vector<mapping::KernelSim>& sims,
+                                   const mapping::Timeline& timeline, const config::HwConfig& cfg,
+                                   const models::GpuParams& params, int distinct_kernels) {
+  LibraryReport r;
+  r.workload = workload;
+  r.hw_name = cfg.get_string("name");
+  r.hw_source = cfg.source();
+  r.launch = mapping::launch_mode_name(plan.options.launch);
+  r.fusion = plan.options.fuse ? "on" : "off";
+  r.clock_mhz = params.clock_mhz;
+  r.num_sms = params.num_sms;
+  r.total_us = timeline.total_us;
+  r.kernels = static_cast<int>(plan.kernels.size());
+  r.distinct_kernels = distinct_kernels;
+  r.free_ops = plan.free_ops;
+  std::map<std::string, double> by_class;
+  for (size_t i = 0; i < plan.kernels.size(); ++i) {
+    const mapping::LibraryKernel& k = plan.kernels[i];
+    const mapping::KernelSim& s = sims[i];
+    LibraryKernelRow row;
+    row.index = static_cast<int>(i);
+    row.name = k.name;
+    row.kernel_class = mapping::kernel_class_name(k.cls);
+    row.ir_ops = joined(k.ir_ops, " ");
+    row.shape = k.shape;
+    row.schedule = k.candidates.at(chosen[i]).schedule;
+    row.dtype = k.dtype;
+    row.candidates = static_cast<int>(k.candidates.size());
+    row.start_us = timeline.start_us[i];
+    row.time_us = s.span_us;
+    row.macs = k.macs;
+    row.flops = k.flops;
+    row.tflops = s.span_us > 0 ? k.flops / (s.span_us * 1e6) : 0;
+    row.hbm_bytes = s.hbm_bytes;
+    row.min_bytes = k.min_bytes;
+    row.bound = s.bound;
+    row.bound_share = s.bound_share;
+    r.kernel_us += s.span_us;
+    r.macs += k.macs;
+    r.flops += k.flops;
+    r.hbm_bytes += s.hbm_bytes;
+    by_class[row.kernel_class] += s.span_us;
+    r.rows.push_back(row);
+  }
+  for (LibraryKernelRow& row : r.rows) row.share = r.kernel_us > 0 ? row.time_us / r.kernel_us : 0;
+  r.launch_us = r.total_us - r.kernel_us;
+  for (const auto& kv : by_class) r.time_by_class.push_back(kv);
+  std::stable_sort(r.time_by_class.begin(), r.time_by_class.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  for (const auto& kv : cfg.resolved())
+    if (kv.first.rfind("gpu.", 0) == 0 || kv.first == "name" || kv.first == "clock_mhz") r.config.push_back(kv);
+  return r;
+}
+
+std::string format_library_table(const LibraryReport& r) {
+  std::ostringstream o;
+  o << "workload: " << r.workload << "\n";
+  o << "hardware: " << r.hw_name << " (" << r.hw_source << "), " << r.num_sms << " SMs at " << fmt("%.0f", r.clock_mhz)
+    << " MHz\n";
+  o << "plan: library kernels, fusion " << r.fusion << ", " << r.launch << " launch (" << r.kernels << " kernels, "
+    << r.distinct_kernels << " distinct)\n";
+  o << "time: " << fmt("%.2f", r.total_us) << " us (kernels " << fmt("%.2f", r.kernel_us) << " us + launch and gaps "
+    << fmt("%.2f", r.launch_us) << " us)\n\n";
+  o << "    #  class        start_us   time_us  share   TFLOPS   HBM_MB  bound    schedule                  ops\n";
+  for (const LibraryKernelRow& k : r.rows) {
+    char line[1024];
+    std::string ops = k.ir_ops;
+    if (ops.size() > 120) ops = ops.substr(0, 117) + "...";
+    std::snprintf(line, sizeof line, "%5d  %-11s %9.2f  %8.2f  %5.1f%%  %7.1f  %7.2f  %-7s  %-24s  %s\n", k.index,
+                  k.kernel_class.c_str(), k.start_us, k.time_us, 100 * k.share, k.tflops, k.hbm_bytes / 1e6,
+                  k.bound.c_str(), k.schedule.substr(0, 24).c_str(), ops.c_str());
+    o << line;
+  }
+  o << "\ntime by kernel class:";
+  for (const auto& [c, us] : r.time_by_class)
+    o << " " << c << " " << fmt("%.1f", r.kernel_us > 0 ? 100 * us / r.kernel_us : 0) << "%";
+  o << "\ntotal: " << fmt("%.3f", r.macs / 1e9) << " GMAC, " << fmt("%.3f", r.flops / 1e12) << " TFLOP, "
+    << fmt("%.1f", r.hbm_bytes / 1e6) << " MB HBM\n";
+  return o.str();
+}
+
+nlohmann::ordered_json library_to_json(const LibraryReport& r) {
+  nlohmann::ordered_json j;
+  j["workload"] = r.workload;
+  j["hw"] = {{"name", r.hw_name}, {"source", r.hw_source}, {"clock_mhz", r.clock_mhz}, {"num_sms", r.num_sms}};
+  j["plan"] = {{"kind", "library"}, {"fusion", r.fusion}, {"launch", r.launch}, {"kernels", r.kernels},
+               {"distinct_kernels", r.distinct_kernels}};
+  j["totals"] = {{"time_us", round3(r.total_us)}, {"kernel_us", round3(r.kernel_us)}, {"launch_us", round3(r.launch_us)},
+                 {"macs", r.macs}, {"flops", r.flops}, {"hbm_bytes", std::round(r.hbm_bytes)}};
+  nlohmann::ordered_json by = nlohmann::ordered_json::object();
+  for (const auto& [c, us] : r.time_by_class) by[c] = round3(us);
+  j["time_by_class_us"] = by;
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const LibraryKernelRow& k : r.rows)
+    rows.push_back({{"index", k.index}, {"name", k.name}, {"class", k.kernel_class}, {"ir_ops", k.ir_ops},
+                    {"shape", k.shape}, {"dtype", k.dtype}, {"schedule", k.schedule}, {"candidates", k.candidates},
+                    {"start_us", round3(k.start_us)}, {"time_us", round3(k.time_us)}, {"share", round3(k.share)},
+                    {"macs", k.macs}, {"flops", k.flops}, {"tflops", round3(k.tflops)},
+                    {"hbm_bytes", std::round(k.hbm_bytes)}, {"min_bytes", std::round(k.min_bytes)}, {"bound", k.bound},
+                    {"bound_share", round3(k.bound_share)}});
+  j["kernels"] = rows;
+  j["free_ops"] = r.free_ops;
+  nlohmann::ordered_json c = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : r.config) c[k] = v;
+  j["config"] = c;
+  return j;
+}
+
+std::string library_to_csv(const LibraryReport& r) {
+  std::ostringstream o;
+  o << "index,name,class,shape,dtype,schedule,start_us,time_us,share,macs,flops,tflops,hbm_bytes,min_bytes,bound,ir_ops\n";
+  for (const LibraryKernelRow& k : r.rows)
+    o << k.index << "," << csv_field(k.name) << "," << k.kernel_class << "," << csv_field(k.shape) << ","
+      << csv_field(k.dtype) << "," << csv_field(k.schedule) << "," << round3(k.start_us) << "," << round3(k.time_us) << ","
+      << round3(k.share) << "," << k.macs << "," << k.flops << "," << round3(k.tflops) << "," << std::round(k.hbm_bytes)
+      << "," << std::round(k.min_bytes) << "," << k.bound << "," << csv_field(k.ir_ops) << "\n";
+  return o.str();
+}
+
+nlohmann::ordered_json library_chrome_trace(const LibraryReport& r) {
+  nlohmann::ordered_json ev = nlohmann::ordered_json::array();
+  ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", r.hw_name}}}});
+  ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", 0}, {"args", {{"name", "kernels"}}}});
+  for (const LibraryKernelRow& k : r.rows)
+    ev.push_back({{"name", k.kernel_class + " " + k.name}, {"ph", "X"}, {"pid", 0}, {"tid", 0}, {"ts", round3(k.start_us)},
+                  {"dur", round3(k.time_us)},
+                  {"args", {{"ops", k.ir_ops}, {"schedule", k.schedule}, {"bound", k.bound}, {"shape", k.shape}}}});
+  nlohmann::ordered_json j;
+  j["traceEvents"] = ev;
+  j["displayTimeUnit"] = "ns";
+  return j;
+}
+
+}  // namespace npusim::report

@@ -1,0 +1,54 @@
+// Report of a workload run as the library plan (docs/gpu.md#the-library-plan): one row per kernel
+// (the IR ops it covers, its class, tile or schedule, start, time, achieved TFLOPS, HBM bytes,
+// bound), the time per kernel class, and totals; writers for the console table, JSON, CSV and a
+// Chrome trace (one track of kernels). Same inputs, byte-identical files.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/gpu/gpu_timing.h"
+#include "sim/config/hw_config.h"
+#include "sim/mapping/gpu_library.h"
+
+namespace npusim::report {
+
+struct LibraryKernelRow {
+  int index = 0;
+  std::string name, kernel_class, ir_ops, shape, schedule, dtype, bound;
+  double start_us = 0, time_us = 0, share = 0;
+  double macs = 0, flops = 0, tflops = 0, hbm_bytes = 0, min_bytes = 0;
+  double bound_share = 0;
+  int candidates = 1;
+};
+
+struct LibraryReport {
+  std::string workload, hw_name, hw_source;
+  std::string launch, fusion;  // "graph" / "eager"; "on" / "off"
+  double clock_mhz = 0;
+  int num_sms = 0;
+  double total_us = 0;     // launch of the first kernel to the end of the last
+  double kernel_us = 0;    // the kernels' own time, summed
+  double launch_us = 0;    // the rest: launches, gaps, host-bound waits
+  double macs = 0, flops = 0, hbm_bytes = 0;
+  int kernels = 0, distinct_kernels = 0;
+  std::vector<LibraryKernelRow> rows;
+  std::vector<std::pair<std::string, double>> time_by_class;  // kernel class -> us, largest first
+  std::vector<std::string> free_ops;
+  std::vector<std::pair<std::string, std::string>> config;  // resolved gpu.* parameters
+};
+
+// chosen[i]: the candidate of kernel i that runs; sims[i]: what it measured.
+LibraryReport build_library_report(const std::string& workload, const mapping::LibraryPlan& plan,
+                                   const std::vector<size_t>& chosen, const std::vector<mapping::KernelSim>& sims,
+                                   const mapping::Timeline& timeline, const config::HwConfig& cfg,
+                                   const models::GpuParams& params, int distinct_kernels);
+
+std::string format_library_table(const LibraryReport& r);
+nlohmann::ordered_json library_to_json(const LibraryReport& r);
+std::string library_to_csv(const LibraryReport& r);
+nlohmann::ordered_json library_chrome_trace(const LibraryReport& r);
+
+}  // namespace npusim::report

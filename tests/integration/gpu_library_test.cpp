@@ -1,0 +1,152 @@
+// `sim --ir X --hw <gpu config>`: the library plan (docs/gpu.md#the-library-plan), simulated:
+// reports, physical bounds, launch modes and fusion, precisions, and agreement of single ops with
+// `sim gpu-calibrate --ops` on the same shapes.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "tests/integration/test_util.h"
+
+using namespace npusim::test;
+using nlohmann::json;
+
+namespace {
+
+std::string hw(const std::string& name) { return " --hw '" + source_dir() + "/configs/" + name + ".yaml'"; }
+
+std::string zoo(const std::string& dir, const std::string& name, const std::string& args) {
+  const std::string f = dir + "/" + name + ".json";
+  const auto r = run_sim("zoo " + args + " -o '" + f + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return f;
+}
+
+json report(const std::string& dir, const std::string& ir, const std::string& gpu, const std::string& flags = "") {
+  const std::string out = dir + "/r" + std::to_string(std::hash<std::string>{}(ir + gpu + flags)) + ".json";
+  const auto r = run_sim("--ir '" + ir + "'" + hw(gpu) + " -q --report '" + out + "' " + flags);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return json::parse(read_text(out));
+}
+
+double cfg(const json& rep, const std::string& key) { return std::stod(rep["config"][key].get<std::string>()); }
+
+}  // namespace
+
+TEST(GpuLibrary, BertRunsAsFusedKernelsAboveEveryKernelsPhysicalBound) {
+  const std::string d = scratch_dir("gpu_library_bert");
+  const std::string ir = zoo(d, "bert", "bert-base --batch 4 --layers 2");
+  const auto r = run_sim("--ir '" + ir + "'" + hw("gpu_a100") + " --report '" + d + "/r.json' --csv '" + d +
+                         "/r.csv' --trace '" + d + "/r.trace'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("plan: library kernels, fusion on, graph launch"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("time by kernel class:"), std::string::npos) << r.output;
+  const json rep = json::parse(read_text(d + "/r.json"));
+  EXPECT_EQ(rep["plan"]["kind"], "library");
+  const json& kernels = rep["kernels"];
+  ASSERT_EQ(kernels.size(), 3u + 2u * 7u);  // embeddings; 7 kernels a layer
+  // Both layers' kernels run alike, and every layer norm is the same kernel: gather, position add,
+  // layer norm, QKV, attention, output projection, FC1, FC2.
+  EXPECT_EQ(rep["plan"]["distinct_kernels"], 8);
+  const double tensor_peak = cfg(rep, "gpu.tensor_tflops.fp16") * 1e12, hbm_peak = cfg(rep, "gpu.hbm.bandwidth_gbps") * 1e9;
+  double kernel_us = 0;
+  for (const json& k : kernels) {
+    const double t = k["time_us"].get<double>() * 1e-6;
+    EXPECT_GE(t, 2 * k["macs"].get<double>() / tensor_peak) << k.dump();
+    EXPECT_GE(t, k["min_bytes"].get<double>() / hbm_peak) << k.dump();
+    EXPECT_GT(k["time_us"].get<double>(), 0) << k.dump();
+    kernel_us += k["time_us"].get<double>();
+  }
+  EXPECT_NEAR(rep["totals"]["kernel_us"].get<double>(), kernel_us, 0.01);
+  // Graph launch: the first kernel after the launch, every other one gap_us after the previous.
+  const double gap = cfg(rep, "gpu.launch.graph_gap_us"), launch = cfg(rep, "gpu.launch_overhead_us");
+  EXPECT_NEAR(rep["totals"]["time_us"].get<double>(), launch + kernel_us + gap * (kernels.size() - 1), 0.05);
+  // CSV and trace rows per kernel.
+  std::istringstream csv(read_text(d + "/r.csv"));
+  std::string line;
+  int lines = 0;
+  while (std::getline(csv, line)) ++lines;
+  EXPECT_EQ(lines, 1 + static_cast<int>(kernels.size()));
+  EXPECT_EQ(json::parse(read_text(d + "/r.trace"))["traceEvents"].size(), 2 + kernels.size());
+  // Same inputs, same bytes.
+  const auto again = run_sim("--ir '" + ir + "'" + hw("gpu_a100") + " -q --report '" + d + "/r2.json'");
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(read_text(d + "/r.json"), read_text(d + "/r2.json"));
+}
+
+TEST(GpuLibrary, EagerLaunchAndNoFusionAreSlowerAndFusionFewerKernels) {
+  const std::string d = scratch_dir("gpu_library_modes");
+  const std::string ir = zoo(d, "gpt2", "gpt2 --batch 1 --seq 64 --layers 2");
+  const json graph = report(d, ir, "gpu_h100"), eager = report(d, ir, "gpu_h100", "--launch eager");
+  const json unfused = report(d, ir, "gpu_h100", "--fusion off --launch eager");
+  EXPECT_EQ(eager["plan"]["launch"], "eager");
+  EXPECT_GT(eager["totals"]["time_us"].get<double>(), graph["totals"]["time_us"].get<double>());
+  // Small kernels: eager is host-bound, one launch per eager_host_us.
+  const double host = cfg(eager, "gpu.launch.eager_host_us");
+  EXPECT_GE(eager["totals"]["time_us"].get<double>(), host * (eager["kernels"].size() - 1));
+  EXPECT_GT(unfused["kernels"].size(), eager["kernels"].size());
+  EXPECT_GT(unfused["totals"]["time_us"].get<double>(), eager["totals"]["time_us"].get<double>());
+  // The ARK DefaultPlanner stays available.
+  const auto ark = run_sim("--ir '" + ir + "'" + hw("gpu_h100") + " --gpu-plan ark");
+  ASSERT_EQ(ark.exit_code, 0) << ark.output;
+  EXPECT_NE(ark.output.find("(lowered to ARK ops, default plan)"), std::string::npos);
+  EXPECT_EQ(run_sim("--ir '" + ir + "'" + hw("gpu_h100") + " --launch sometimes").exit_code, 2);
+}
+
+TEST(GpuLibrary, PrecisionsRunAtTheirOwnRates) {
+  const std::string d = scratch_dir("gpu_library_dtypes");
+  auto us = [&](const std::string& dtype, const std::string& flags = "") {
+    const std::string ir = zoo(d, "mm_" + dtype, "op matmul m=4096 n=4096 k=4096 --dtype " + dtype);
+    return report(d, ir, "gpu_a100", flags)["kernels"][0]["time_us"].get<double>();
+  };
+  const double fp16 = us("fp16"), int8 = us("int8"), ffma = us("fp32"), tf32 = us("fp32", "--tf32");
+  // A100: 624 int8 TOPS (of which int8 GEMMs reach int8_mma_share 0.56 beside fp16's share of its
+  // own), 312 fp16 TFLOPS, 156 TF32 TFLOPS, 19.5 FP32 TFLOPS on the CUDA cores.
+  EXPECT_LT(int8, 0.95 * fp16);
+  EXPECT_GT(int8, 0.5 * fp16);
+  EXPECT_LT(fp16, 0.7 * tf32);
+  EXPECT_GT(ffma, 5 * tf32);
+  EXPECT_GE(ffma * 1e-6, 2.0 * 4096 * 4096 * 4096 / 19.5e12);
+}
+
+// One row-wise kernel through `sim --ir` and through `sim gpu-calibrate --ops`: the same plan.
+TEST(GpuLibrary, SingleRowwiseOpsAgreeWithGpuCalibrate) {
+  const std::string d = scratch_dir("gpu_library_ops");
+  struct Case {
+    std::string zoo_args, row;
+  };
+  const std::vector<Case> cases = {
+      {"op softmax shape=4096x4096", R"({"kind": "softmax", "M": 4096, "N": 4096, "dtype": "fp16", "row_inputs": 1,
+        "col_vectors": 0, "row_outputs": 1, "row_stats": 0, "flops_per_element": 4, "transcendentals_per_element": 1,
+        "warps": 8, "ms": 1})"},
+      {"op layer_norm shape=2048x1024", R"({"kind": "layer_norm", "M": 2048, "N": 1024, "dtype": "fp16",
+        "row_inputs": 1, "col_vectors": 2, "row_outputs": 1, "row_stats": 0, "flops_per_element": 7,
+        "transcendentals_per_element": 0, "warps": 4, "ms": 1})"},
+      {"op rms_norm shape=512x8192", R"({"kind": "rms_norm", "M": 512, "N": 8192, "dtype": "fp16", "row_inputs": 1,
+        "col_vectors": 1, "row_outputs": 1, "row_stats": 0, "flops_per_element": 4, "transcendentals_per_element": 0,
+        "warps": 16, "ms": 1})"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::string ir = zoo(d, "op" + std::to_string(i), cases[i].zoo_args + " --dtype fp16");
+    const json rep = report(d, ir, "gpu_h100");
+    ASSERT_EQ(rep["kernels"].size(), 1u);
+    EXPECT_EQ(rep["kernels"][0]["class"], "rowwise");
+    const std::string rows = d + "/rows" + std::to_string(i) + ".json";
+    std::ofstream(rows) << R"({"rows": [)" << cases[i].row << "]}";
+    const auto cal = run_sim("gpu-calibrate" + hw("gpu_h100") + " --ops '" + rows + "' --csv '" + rows + ".csv' -j 1");
+    ASSERT_EQ(cal.exit_code, 0) << cal.output;
+    std::istringstream csv(read_text(rows + ".csv"));
+    std::string header, line;
+    std::getline(csv, header);
+    std::getline(csv, line);
+    // kind,M,N,dtype,warps,measured_us,predicted_us,...
+    std::vector<std::string> f;
+    std::stringstream ls(line);
+    for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
+    ASSERT_GE(f.size(), 7u) << line;
+    EXPECT_NEAR(std::stod(f[6]), rep["totals"]["time_us"].get<double>(), 0.01) << cases[i].zoo_args;
+  }
+}
