@@ -70,6 +70,27 @@ def main():
                 args = ["bert-base", "--batch", str(r["batch"]), "--seq", str(r["seq"])]
                 rows.append(("bert-base b%d s%d, CUDA graph" % (r["batch"], r["seq"]), r["ms"] * 1000,
                              predict(a.sim, d, args)))
+        probe3 = json.load(open(os.path.join(HERE, "h100_library_probe_graph_kernels.json")))["rows"]
+        rows_gemm, rows_row, rows_elt = [], [], []
+        for r in probe3:
+            k = r["kind"]
+            if k == "linear":
+                args, name = ["op", "matmul", "m=%d" % r["M"], "n=%d" % r["N"], "k=%d" % r["K"]], "%dx%dx%d" % (r["M"], r["N"], r["K"])
+            elif k in ("layer_norm", "softmax"):
+                args, name = ["op", k, "shape=%dx%d" % (r["rows"], r["cols"])], "%dx%d" % (r["rows"], r["cols"])
+            elif k == "add":
+                args, name = ["op", "element_wise_add", "shape=%d" % r["numel"], "shape2=%d" % r["numel"]], str(r["numel"])
+            else:
+                args, name = ["op", "gelu", "shape=%d" % r["numel"]], str(r["numel"])
+            # One kernel of a CUDA graph: its span plus the graph's gap (the plan's per-kernel time).
+            pred = predict(a.sim, d, args + ["--dtype", "fp16"]) - 5.0 + 0.5
+            row = ("%s %s" % (k, name), r["graph_us_per_kernel"], pred)
+            (rows_gemm if k == "linear" else rows_row if k in ("layer_norm", "softmax") else rows_elt).append(row)
+        for title, rows in (("PyTorch ops in a CUDA graph, per kernel: cuBLAS GEMMs (held out)", rows_gemm),
+                            ("... element-wise add and GELU (held out)", rows_elt),
+                            ("... PyTorch's native layer_norm and softmax against the model's one-pass row kernel "
+                             "(Liger / Triton); held out", rows_row)):
+            block(title, rows)
         block("BERT-base encoder, torch.nn.functional in one CUDA graph (held out; the zoo adds the "
               "embeddings, the plan fuses residual adds and GELU that PyTorch runs apart)", rows)
     return 0

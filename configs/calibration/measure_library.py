@@ -15,6 +15,8 @@
   pool        max_pool2d 3x3/2 and depthwise 3x3 convolutions (channels_last, fp16)
   int8        torch._int_mm with B column-major (cuBLASLt's IMMA layout) beside fp16, 4096^3 and 8192^3
   small_gemm  fp16 cuBLAS GEMMs of BERT-base's and Llama-2-7B's projection shapes, M = 1 .. 16384
+  graph_kernels  single PyTorch ops of BERT / Llama sizes, 50 launches captured in one CUDA graph:
+              the period of one kernel in a graph, and its profiled duration
   bert        a BERT-base encoder written with torch.nn.functional (fp16, seq 128, batch 1 / 8 / 32),
               eager and replayed as a CUDA graph: whole-network times to judge the library plan
               (never fitted)
@@ -338,9 +340,56 @@ def measure_bert(rows):
                          "ms": sorted(times)[len(times) // 2], "note": "the same, captured in one CUDA graph"})
 
 
+def measure_graph_kernels(rows):
+    import torch.nn.functional as F
+    dt = torch.float16
+    cases = []
+    for (m, n, k) in ((128, 768, 768), (128, 3072, 768), (128, 768, 3072), (2048, 768, 768), (2048, 3072, 768),
+                      (16384, 768, 768)):
+        a = torch.randn(m, k, device="cuda", dtype=dt)
+        w = torch.randn(n, k, device="cuda", dtype=dt)
+        cases.append(({"kind": "linear", "M": m, "N": n, "K": k}, lambda a=a, w=w: F.linear(a, w)))
+    for (r, c) in ((1, 4096), (128, 768), (2048, 768), (16384, 768), (4096, 4096)):
+        x = torch.randn(r, c, device="cuda", dtype=dt)
+        g = torch.ones(c, device="cuda", dtype=dt)
+        cases.append(({"kind": "layer_norm", "rows": r, "cols": c}, lambda x=x, g=g: F.layer_norm(x, (x.shape[1],), g, g)))
+        cases.append(({"kind": "softmax", "rows": r, "cols": c}, lambda x=x: torch.softmax(x, -1)))
+    for n in (98304, 1572864, 25165824):
+        x = torch.randn(n, device="cuda", dtype=dt)
+        y = torch.randn(n, device="cuda", dtype=dt)
+        cases.append(({"kind": "add", "numel": n}, lambda x=x, y=y: x + y))
+        cases.append(({"kind": "gelu", "numel": n}, lambda x=x: F.gelu(x)))
+    reps = 50
+    for meta, fn in cases:
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            fn()
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for _ in range(reps):
+                fn()
+        g.replay()
+        torch.cuda.synchronize()
+        best = 1e9
+        for _ in range(5):
+            t0 = time.perf_counter()
+            g.replay()
+            torch.cuda.synchronize()
+            best = min(best, (time.perf_counter() - t0) / reps * 1e6)
+        row = dict(meta)
+        row.update({"dtype": "fp16", "graph_us_per_kernel": best})
+        try:
+            row["kernel_us"] = kernel_us_by_profiler(fn, 20)
+        except Exception as e:
+            row["kernel_us_error"] = str(e)[:100]
+        rows.append(row)
+
+
 PARTS = {"launch": measure_launch, "precision": measure_precision, "eltwise": measure_eltwise,
          "attention": measure_attention, "pool": measure_pool, "int8": measure_int8, "small_gemm": measure_small_gemm,
-         "bert": measure_bert}
+         "bert": measure_bert, "graph_kernels": measure_graph_kernels}
 
 
 def main():

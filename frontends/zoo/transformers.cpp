@@ -290,7 +290,7 @@ ir::Graph make_transformer(const ZooOptions& o) {
   }
   if (o.batch < 1 || o.batch > kMaxBatch)
     throw InputError("zoo", "batch", "batch must be in 1.." + std::to_string(kMaxBatch) + ", got " + std::to_string(o.batch));
-  const DType dt = zoo_dtype(o.dtype, DType::Float16, "zoo");
+  const DType dt = zoo_dtype(o.dtype, DType::Float16, "zoo", true);
   if (o.kv_len < 0 || o.kv_len > kMaxTokens)
     throw InputError("zoo", "kv-len", "kv-len must be in 0.." + std::to_string(kMaxTokens) + ", got " + std::to_string(o.kv_len));
   if (o.kv_len > 0 && m->family == Family::Bert)

@@ -152,11 +152,12 @@ std::vector<std::string> model_names() {
           "vgg16",    "vgg19",    "mobilenetv2"};
 }
 
-ir::DType zoo_dtype(const std::string& s, ir::DType fallback, const std::string& file) {
+ir::DType zoo_dtype(const std::string& s, ir::DType fallback, const std::string& file, bool bf16) {
   if (s.empty()) return fallback;
   const auto t = ir::parse_dtype(s);
-  if (!t || (*t != ir::DType::Int8 && *t != ir::DType::Float16 && *t != ir::DType::Float32))
-    throw InputError(file, "dtype", "dtype must be int8, fp16 or fp32, got '" + s + "'");
+  const bool ok = t && (*t == ir::DType::Int8 || *t == ir::DType::Float16 || *t == ir::DType::Float32 ||
+                        (bf16 && *t == ir::DType::BFloat16));
+  if (!ok) throw InputError(file, "dtype", std::string("dtype must be int8, fp16") + (bf16 ? ", bf16" : "") + " or fp32, got '" + s + "'");
   return *t;
 }
 

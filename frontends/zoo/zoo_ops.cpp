@@ -524,7 +524,7 @@ std::string op_keys(OpKind k) { return join(keys_of(k)); }
 ir::Graph make_op_graph(const OpWorkload& w) {
   const auto kind = ir::parse_op(w.op);
   if (!kind) throw InputError(kFile, "op", "unknown operation '" + w.op + "'; valid: " + valid_ops());
-  const DType dt = zoo_dtype(w.dtype, DType::Float16, kFile);
+  const DType dt = zoo_dtype(w.dtype, DType::Float16, kFile, true);
   return OpBuilder(w, *kind, dt).build();
 }
 

@@ -51,7 +51,7 @@ static int sim_main(int argc, char** argv) {
                       "gpt2|gpt2-medium|gpt2-large|gpt2-xl|gpt3-xl|gpt3-2.7b|llama2-7b|llama2-13b|llama2-70b, or: op OP key=value ... (one operation, e.g. op matmul m=512 n=4096 k=4096)")
       ->required();
   zoo_cmd->add_option("--batch", zoo.batch, "batch size (zoo op: default of n= / b=)")->capture_default_str();
-  zoo_cmd->add_option("--dtype", zoo.dtype, "int8, fp16 or fp32 (default: int8 for CNNs, fp16 for transformers and ops)");
+  zoo_cmd->add_option("--dtype", zoo.dtype, "int8, fp16 or fp32, and bf16 for transformers and ops (default: int8 for CNNs, fp16 for transformers and ops)");
   zoo_cmd->add_option("--input", zoo.input, "CNNs: input size HxW (default 224x224)");
   zoo_cmd->add_option("--seq", zoo.seq, "transformers: tokens in this pass (default 128, or 1 with --kv-len)");
   zoo_cmd->add_option("--kv-len", zoo.kv_len, "gpt2*, gpt3*, llama2*: cached tokens; K/V caches of this length are inputs (a decode step)");

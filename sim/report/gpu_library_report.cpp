@@ -1,5 +1,7 @@
 #include "sim/report/gpu_library_report.h"
 
+#include "sim/report/format.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -9,14 +11,6 @@
 namespace npusim::report {
 
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
-
-double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
 
 std::string joined(const std::vector<std::string>& v, const char* sep) {
   std::string s;

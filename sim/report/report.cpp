@@ -1,5 +1,7 @@
 #include "sim/report/report.h"
 
+#include "sim/report/format.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -133,11 +135,6 @@ RunReport build_report(const std::string& workload, const mapping::Program& prog
 }
 
 namespace {
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
 std::string human_bytes(int64_t b) {
   if (b >= (1 << 20)) return fmt("%.1f MiB", b / 1048576.0);
   if (b >= 1024) return fmt("%.1f KiB", b / 1024.0);

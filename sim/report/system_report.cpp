@@ -1,5 +1,7 @@
 #include "sim/report/system_report.h"
 
+#include "sim/report/format.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <set>
@@ -8,12 +10,6 @@
 namespace npusim::report {
 
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
 
 std::string kind_of(const ir::SuperTask& t) { return t.kind_name.empty() ? ir::supertask_kind_name(t.kind) : t.kind_name; }
 

@@ -249,3 +249,22 @@ TEST(GpuLibrary, GemmCandidatesDropWhatCannotRunTheProblem) {
 
 }  // namespace
 }  // namespace npusim::test
+
+namespace npusim::test {
+namespace {
+
+TEST(GpuLibrary, Bf16TransformersRunBf16Kernels) {
+  const ir::Graph g = transformer("llama2-7b", 1, 16, 1, "bf16");
+  const mapping::LibraryPlan plan = mapping::library_plan(g, round_gpu_params(), {});
+  int gemms = 0;
+  for (const auto& k : plan.kernels)
+    if (k.cls == KernelClass::Gemm || k.cls == KernelClass::Attention) {
+      ++gemms;
+      EXPECT_EQ(k.dtype, "bf16") << k.name;
+      EXPECT_EQ(k.candidates[0].program.task_infos[0].ops[0].read_tensors[0].dtype, gpu::DataType::BF16) << k.name;
+    }
+  EXPECT_GE(gemms, 5);  // QKV, attention, O, gate/up, down, LM head
+}
+
+}  // namespace
+}  // namespace npusim::test
