@@ -32,6 +32,9 @@ namespace {
 // attributes, not their names (a transformer's 32 layers are one simulation).
 std::string structure_key(const ir::Graph& g) {
   std::ostringstream k;
+  // Edges by the producer's position, not its name: every layer and device names its ops apart.
+  std::map<std::string, size_t> position;
+  for (size_t i = 0; i < g.layers.size(); ++i) position.emplace(g.layers[i].name, i);
   for (const ir::Layer& l : g.layers) {
     k << ir::op_name(l.op) << (l.device == ir::Device::Cpu ? "@cpu" : "") << "|";
     for (size_t i = 0; i < l.input_shapes.size(); ++i)
@@ -41,7 +44,10 @@ std::string structure_key(const ir::Graph& g) {
       << l.dilation[0] << l.groups << l.transpose_a << l.transpose_b << l.keepdims << l.opaque_flops << "/" << l.opaque_bytes;
     for (auto a : l.axes) k << "a" << a;
     for (auto p : l.perm) k << "p" << p;
-    for (const auto& p : l.previous) k << "<" << ir::edge_layer(p);
+    for (const auto& p : l.previous) {
+      const auto it = position.find(ir::edge_layer(p));
+      k << "<" << (it == position.end() ? std::string("in") : std::to_string(it->second)) << ":" << ir::edge_port(p);
+    }
     k << ";";
   }
   return k.str();
