@@ -298,46 +298,6 @@ std::string shape_text(const std::vector<std::pair<const char*, int64_t>>& kv) {
   return s;
 }
 
-// The candidates a library GEMM simulates: those with the shortest contention-free estimate.
-constexpr size_t kGemmCandidatesSimulated = 4;
-
-// A single-Matmul plan's time without contention: its waves of tiles (each the tile's own time,
-// or its SM's math shared by the tiles running on it) against its bytes at the HBM rate.
-double gemm_estimate_cycles(const gpu::Program& prog, const models::GpuParams& p) {
-  double total = 0;
-  for (const gpu::ProcessorGroup& pg : prog.processor_groups) {
-    const gpu::ResourceGroup& rg = pg.resource_groups.at(0);
-    const gpu::TaskInfo& ti = prog.task_infos.at(static_cast<size_t>(rg.task_groups.at(0).task_id));
-    const gpu::Op& op = ti.ops.at(0);
-    const int64_t slots = std::max<int64_t>(1, gpu::num_slots(rg, ti));
-    const int64_t procs = std::max<int64_t>(1, pg.processor_range.size());
-    const double waves = static_cast<double>(ceil_div(ti.num_tasks, procs * slots));
-    const double bytes = static_cast<double>(op.cost.bytes_read + op.cost.bytes_written);
-    double wave = 0;
-    if (op.type == gpu::OpType::Matmul) {
-      const models::MatmulTiming t = models::matmul_timing(p, models::matmul_tile(op, 0), ti.num_warps, ti.sram_bytes);
-      wave = std::max(t.own_cycles, static_cast<double>(slots) * t.sm_math_cycles);
-    } else {
-      wave = p.task_overhead_cycles + p.hbm_latency_cycles;
-    }
-    total += std::max(waves * wave, bytes / p.hbm_bytes_per_cycle);
-  }
-  return total;
-}
-
-void keep_fastest_estimates(std::vector<KernelCandidate>& c, const models::GpuParams& p, size_t keep) {
-  if (c.size() <= keep) return;
-  std::vector<std::pair<double, size_t>> est;
-  for (size_t i = 0; i < c.size(); ++i) est.emplace_back(gemm_estimate_cycles(c[i].program, p), i);
-  std::stable_sort(est.begin(), est.end());
-  std::vector<bool> kept(c.size(), false);
-  for (size_t i = 0; i < keep; ++i) kept[est[i].second] = true;
-  std::vector<KernelCandidate> out;
-  for (size_t i = 0; i < c.size(); ++i)  // in the tiles' order, as gpu-calibrate lists them
-    if (kept[i]) out.push_back(std::move(c[i]));
-  c = std::move(out);
-}
-
 struct Builder {
   const ir::Graph& g;
   const models::GpuParams& p;
@@ -603,10 +563,12 @@ struct Builder {
     gp.out_dtype = w.out_dtype;
     gp.epilogue_read_bytes = w.epilogue_read_bytes;
     kern.dtype = dtype_text(gp.dtype) + (gp.simt ? " (FFMA)" : gp.dtype == gpu::DataType::FP32 ? " (TF32)" : "");
-    for (const MatmulPlanSpec& t : default_gemm_tiles())
+    for (const MatmulPlanSpec& t : default_gemm_tiles()) {
+      // As cuBLAS's heuristics: K is split only when the tiles leave SMs idle.
+      if (t.split_k > 1 && ceil_div(gp.m, t.tm) * ceil_div(gp.n, t.tn) * gp.batch >= p.num_sms) continue;
       if (auto prog = gemm_plan(gp, t, p)) kern.candidates.push_back({gemm_tile_name(t), std::move(*prog)});
+    }
     if (kern.candidates.empty()) fail(l, "no GEMM tile fits the GPU's shared memory (" + kern.shape + ")");
-    keep_fastest_estimates(kern.candidates, p, kGemmCandidatesSimulated);
     std::ostringstream sig;
     sig << "gemm " << kern.shape << " a_rows=" << gp.a_rows << " b_shared=" << gp.b_shared << " " << kern.dtype << ">"
         << dtype_text(gp.out_dtype) << " epilogue=" << gp.epilogue_read_bytes;
