@@ -40,6 +40,12 @@ int run_npu(const RunOptions& o) {
     if (graph.format == "ark_model") return run_ark_model(o.ir, o);
     return run_gpu_workload(graph, cfg, o);
   }
+  // The GPU plan's options change nothing on an NPU: refuse them rather than ignore them.
+  for (const auto& [given, option] : {std::make_pair(o.gpu_plan != "library", "--gpu-plan"),
+                                      std::make_pair(o.launch != "graph", "--launch"),
+                                      std::make_pair(o.fusion != "on", "--fusion"), std::make_pair(o.tf32, "--tf32")})
+    if (given)
+      throw InputError("sim", option, "applies to GPU configs (device: gpu) only; " + o.hw + " describes an NPU");
   const mapping::NpuParams params = mapping::NpuParams::read(cfg);  // once per run
   const mapping::Program prog = mapping::map_graph(graph, cfg, params);
   const engine::SimResult sim = engine::simulate_npu(prog, params);

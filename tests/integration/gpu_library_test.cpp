@@ -94,6 +94,10 @@ TEST(GpuLibrary, EagerLaunchAndNoFusionAreSlowerAndFusionFewerKernels) {
   ASSERT_EQ(ark.exit_code, 0) << ark.output;
   EXPECT_NE(ark.output.find("(lowered to ARK ops, default plan)"), std::string::npos);
   EXPECT_EQ(run_sim("--ir '" + ir + "'" + hw("gpu_h100") + " --launch sometimes").exit_code, 2);
+  // On an NPU the GPU plan's options would change nothing: refused, naming the option.
+  const auto npu = run_sim("--ir '" + ir + "'" + hw("npu") + " --launch eager");
+  EXPECT_EQ(npu.exit_code, 2) << npu.output;
+  EXPECT_NE(npu.output.find("--launch: applies to GPU configs"), std::string::npos) << npu.output;
 }
 
 TEST(GpuLibrary, PrecisionsRunAtTheirOwnRates) {
