@@ -68,6 +68,28 @@ def kernel_us_by_profiler(fn, reps=50):
     return total / reps
 
 
+def graph_period_us(fn, reps):
+    """Per-kernel time of `reps` calls of fn captured in one CUDA graph and replayed (best of 5)."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(reps):
+            fn()
+    g.replay()
+    torch.cuda.synchronize()
+    best = 1e9
+    for _ in range(5):
+        t0 = time.perf_counter()
+        g.replay()
+        torch.cuda.synchronize()
+        best = min(best, (time.perf_counter() - t0) / reps * 1e6)
+    return best
+
+
 def measure_launch(rows):
     x = torch.zeros(1, device="cuda")
     n = 1000
@@ -86,23 +108,7 @@ def measure_launch(rows):
     rows.append({"kind": "launch_eager", "us_per_kernel": best, "kernels": n,
                  "note": "x.add_(1) on one element, n in a row from Python, best of 5"})
     # The same kernels in a CUDA graph.
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        eager()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(n):
-            x.add_(1)
-    g.replay()
-    torch.cuda.synchronize()
-    best = 1e9
-    for _ in range(5):
-        t0 = time.perf_counter()
-        g.replay()
-        torch.cuda.synchronize()
-        best = min(best, (time.perf_counter() - t0) / n * 1e6)
+    best = graph_period_us(lambda: x.add_(1), n)
     rows.append({"kind": "launch_graph", "us_per_kernel": best, "kernels": n,
                  "note": "the same 1000 kernels captured in one CUDA graph, replayed, best of 5"})
     try:
@@ -113,22 +119,7 @@ def measure_launch(rows):
     # Graph of larger kernels: does the gap depend on the kernel?
     for numel in (1 << 16, 1 << 20, 1 << 24):
         y = torch.zeros(numel, device="cuda", dtype=torch.float16)
-        m = 100
-        g2 = torch.cuda.CUDAGraph()
-        with torch.cuda.stream(s):
-            y.add_(1)
-        torch.cuda.synchronize()
-        with torch.cuda.graph(g2):
-            for _ in range(m):
-                y.add_(1)
-        g2.replay()
-        torch.cuda.synchronize()
-        best = 1e9
-        for _ in range(5):
-            t0 = time.perf_counter()
-            g2.replay()
-            torch.cuda.synchronize()
-            best = min(best, (time.perf_counter() - t0) / m * 1e6)
+        best = graph_period_us(lambda: y.add_(1), 100)
         try:
             dur = kernel_us_by_profiler(lambda: y.add_(1), 50)
         except Exception:
@@ -361,23 +352,7 @@ def measure_graph_kernels(rows):
         cases.append(({"kind": "gelu", "numel": n}, lambda x=x: F.gelu(x)))
     reps = 50
     for meta, fn in cases:
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            fn()
-        torch.cuda.current_stream().wait_stream(s)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            for _ in range(reps):
-                fn()
-        g.replay()
-        torch.cuda.synchronize()
-        best = 1e9
-        for _ in range(5):
-            t0 = time.perf_counter()
-            g.replay()
-            torch.cuda.synchronize()
-            best = min(best, (time.perf_counter() - t0) / reps * 1e6)
+        best = graph_period_us(fn, reps)
         row = dict(meta)
         row.update({"dtype": "fp16", "graph_us_per_kernel": best})
         try:

@@ -381,6 +381,17 @@ struct Builder {
       }
   }
 
+  // A kernel made of l (its index in *k) whose output point-wise ops of its size may extend.
+  Work& anchor(const Layer& l, KernelClass cls, int* k) {
+    *k = new_kernel(l, cls);
+    add_to(*k, l);
+    Work& w = work[static_cast<size_t>(*k)];
+    w.main_out = out0(l);
+    w.main_elems = l.output_shapes.empty() ? 1 : ir::num_elements(l.output_shapes[0]);
+    w.open_pointwise = true;
+    return w;
+  }
+
   // ---- attention patterns: bmm(q, k) [* or / scale] [+ mask] softmax bmm(p, v) ----
   void find_attention() {
     if (!o.fuse) return;
@@ -476,12 +487,8 @@ struct Builder {
 
   void matrix(const Layer& l) {
     const bool conv = l.op == OpKind::Conv2d;
-    const int k = new_kernel(l, conv ? KernelClass::Conv : KernelClass::Gemm);
-    add_to(k, l);
-    Work& w = work[static_cast<size_t>(k)];
-    w.main_out = out0(l);
-    w.main_elems = ir::num_elements(l.output_shapes.at(0));
-    w.open_pointwise = true;
+    int k;
+    Work& w = anchor(l, conv ? KernelClass::Conv : KernelClass::Gemm, &k);
     w.extra_flops = static_cast<double>(w.main_elems) * activation_flops(l.activation, p);
     if (l.input_shapes.size() > 2) w.extra_flops += static_cast<double>(w.main_elems);  // bias
     w.out_dtype = ark_data_type(!l.output_dtypes.empty() ? l.output_dtypes[0] : ir::DType::Float16);
@@ -582,31 +589,20 @@ struct Builder {
   }
 
   void depthwise(const Layer& l) {
-    const int k = new_kernel(l, KernelClass::Depthwise);
-    add_to(k, l);
-    Work& w = work[static_cast<size_t>(k)];
-    w.main_out = out0(l);
-    w.main_elems = ir::num_elements(l.output_shapes.at(0));
-    w.open_pointwise = true;
+    int k;
+    Work& w = anchor(l, KernelClass::Depthwise, &k);
     w.extra_flops = 2.0 * static_cast<double>(l.macs()) + static_cast<double>(w.main_elems) * activation_flops(l.activation, p);
     plan.kernels[static_cast<size_t>(k)].macs = static_cast<double>(l.macs());
   }
 
   void rowwise(const Layer& l) {
-    const int k = new_kernel(l, KernelClass::RowWise);
-    add_to(k, l);
-    Work& w = work[static_cast<size_t>(k)];
-    w.main_out = out0(l);
-    w.main_elems = ir::num_elements(l.output_shapes.at(0));
-    w.open_pointwise = true;
+    int k;
+    anchor(l, KernelClass::RowWise, &k);
   }
 
   void streaming(const Layer& l, KernelClass cls) {
-    const int k = new_kernel(l, cls);
-    add_to(k, l);
-    Work& w = work[static_cast<size_t>(k)];
-    w.main_out = out0(l);
-    w.main_elems = l.output_shapes.empty() ? 1 : ir::num_elements(l.output_shapes[0]);
+    int k;
+    Work& w = anchor(l, cls, &k);
     w.open_pointwise = cls == KernelClass::Pool;
     w.open_group = (cls == KernelClass::Elementwise || cls == KernelClass::Copy) && o.fuse;
     if (cls == KernelClass::Elementwise)
