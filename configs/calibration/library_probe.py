@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The library plan against the H100 probes of measure_library.py (docs/gpu.md#the-library-plan):
+"""The library plan against the H100 probes of measure_library.py (docs/gpu_library.md):
 cuBLAS fp16 GEMMs of BERT / Llama shapes, int8 and fp32 / TF32 GEMMs, and the BERT-base encoder
 in a CUDA graph. Each row: measured, predicted (`sim zoo ...` then `sim --ir ... --hw
 configs/gpu_h100.yaml`, time_us, launch included as in do_bench), error. Which rows were fitted

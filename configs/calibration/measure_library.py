@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Measures, on the GPU it runs on, the kernel-level figures the library plan needs
-(docs/gpu.md#the-library-plan), and writes them to OUTDIR/<gpu>_library_probe.json:
+(docs/gpu_library.md), and writes them to OUTDIR/<gpu>_library_probe.json:
 
   launch      per-kernel time of tiny kernels launched eagerly from PyTorch (the host's
               dispatch rate) and replayed from a CUDA graph (kernels back to back), and

@@ -126,7 +126,7 @@ inline const std::vector<config::ParamDecl>& GpuParams::params() {
        {}, r::fraction},
       {"gpu.matmul.int8_mma_share", T::Double, "1", "fraction",
        "share of mma_efficiency x the int8 rate that int8 GEMMs reach (cuBLASLt's int8 kernels fall further short "
-       "of their peak than its fp16 ones, docs/gpu.md#the-library-plan)",
+       "of their peak than its fp16 ones, docs/gpu_library.md)",
        {}, r::fraction},
       {"gpu.hbm.bandwidth_gbps", T::Double, "3350", "GB/s", "peak DRAM (HBM) bandwidth", {}, r::rate},
       {"gpu.hbm.efficiency", T::Double, "0.9", "fraction", "share of the peak a streaming copy sustains", {}, r::fraction},
@@ -156,11 +156,11 @@ inline const std::vector<config::ParamDecl>& GpuParams::params() {
       {"gpu.launch_overhead_us", T::Double, "5", "us", "kernel launch to the first task, once per run", {}, r::delay},
       {"gpu.launch.graph_gap_us", T::Double, "0.5", "us",
        "library plan in graph launch mode (CUDA Graphs, TensorRT): from one kernel's last task to the next kernel's first "
-       "(docs/gpu.md#launch-modes)",
+       "(docs/gpu_library.md#launch-modes)",
        {}, r::delay},
       {"gpu.launch.eager_host_us", T::Double, "9", "us",
        "library plan in eager launch mode (PyTorch eager): host time to launch one kernel; the GPU waits when its "
-       "kernels are shorter (docs/gpu.md#launch-modes)",
+       "kernels are shorter (docs/gpu_library.md#launch-modes)",
        {}, r::delay},
       {"gpu.link.bandwidth_gbps", T::Double, "450", "GB/s", "GPU-to-GPU bandwidth of one GPU per direction, all links together",
        {}, r::rate},
@@ -240,7 +240,7 @@ struct MatmulTiming {
 
 // docs/gpu.md#matmul-the-tile-model: own = overhead + latency + k_steps * (max(math, smem,
 // load, latency / (stages - 1)) + k_step) + epilogue. miss_share: the part of the tile's loads
-// that misses L2. Attention tiles (docs/gpu.md#attention): math = 4 tm tn tk flops a step,
+// that misses L2. Attention tiles (docs/gpu_library.md#attention): math = 4 tm tn tk flops a step,
 // load = the K and V slices, softmax = tm tk scores x (transcendental_flops + 5) / vector rate,
 // added to the step (FlashAttention-2) or overlapped with it (softmax_overlap).
 MatmulTiming matmul_timing(const GpuParams& p, const MatmulTile& t, int slot_warps, int64_t slot_sram,

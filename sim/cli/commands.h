@@ -22,7 +22,7 @@ struct RunOptions {
   std::vector<std::string> sets;  // --set path=value
   std::string report_json, csv, trace;
   bool quiet = false;
-  // GPU configs (docs/gpu.md#the-library-plan): library kernels (default) or ARK's DefaultPlanner.
+  // GPU configs (docs/gpu_library.md): library kernels (default) or ARK's DefaultPlanner.
   std::string gpu_plan = "library";  // library | ark
   std::string launch = "graph";      // graph | eager
   std::string fusion = "on";         // on | off
@@ -34,7 +34,7 @@ void write_output(const std::string& path, const std::string& text);
 // `sim --ir PIPELINE --hw SYSTEM` (run_system.cpp, docs/system.md): a multi-device pipeline.
 int run_system(const ir::System& sys, const RunOptions& o);
 // `sim --ir X` with a config whose `device` is gpu (run_gpu.cpp): the workload as library kernels
-// (docs/gpu.md#the-library-plan), or with --gpu-plan ark lowered to ARK's op set and planned by
+// (docs/gpu_library.md), or with --gpu-plan ark lowered to ARK's op set and planned by
 // ARK's DefaultPlanner, simulated on the GPU model (docs/gpu.md).
 int run_gpu_workload(const ir::Graph& g, const config::HwConfig& cfg, const RunOptions& o);
 // The library plan's options from --launch, --fusion and --tf32.

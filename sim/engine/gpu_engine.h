@@ -24,7 +24,7 @@ mapping::GpuSimResult simulate_gpu(const std::vector<gpu::Program>& plans, const
 // the same plan less its launch; its HBM bytes; the term that decided most of its tasks' time.
 std::vector<mapping::KernelSim> simulate_kernels(const std::vector<const gpu::Program*>& kernels, const models::GpuParams& params);
 
-// A library plan run (docs/gpu.md#the-library-plan): each distinct kernel (by signature) with
+// A library plan run (docs/gpu_library.md): each distinct kernel (by signature) with
 // every candidate simulated once (simulate_kernels, one SystemC run), the fastest candidate
 // kept, the kernels strung together by mapping::launch_timeline in the plan's launch mode.
 struct LibraryRun {

@@ -118,7 +118,7 @@ struct OpConfig {
   bool simt = false;              // Matmul on the CUDA cores (FFMA), not the tensor cores: fp32 without TF32
   double epilogue_read_bytes = 0; // Matmul: bytes its fused epilogue reads per output element (a residual)
   // Matmul as a fused attention kernel (FlashAttention): M = query rows, N = head dim, K = keys,
-  // batch = batch x heads; a task is one query tile walking the key tiles (docs/gpu.md#attention).
+  // batch = batch x heads; a task is one query tile walking the key tiles (docs/gpu_library.md#attention).
   bool attention = false;
   bool causal = false;            // attention: query i sees keys [0, i + K - M]: only tiles at or below the diagonal run
   bool softmax_overlap = false;   // attention: softmax of one tile overlaps the MMAs of the next (FlashAttention-3)

@@ -48,7 +48,7 @@ struct MatmulPlanSpec {
   std::optional<gpu::DataType> out_dtype;  // C's type (default: dtype)
   bool simt = false;           // FFMA on the CUDA cores (fp32 without TF32)
   double epilogue_read_bytes = 0;  // per C element, read by the fused epilogue (a residual)
-  // FlashAttention (docs/gpu.md#attention): m query rows, n = head dim, k keys, batch = batch x
+  // FlashAttention (docs/gpu_library.md#attention): m query rows, n = head dim, k keys, batch = batch x
   // heads; tile tm queries x tk keys. Tensors: Q, K, V read, O written.
   bool attention = false, causal = false, softmax_overlap = false;
 };

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
@@ -53,18 +52,6 @@ const char* kernel_class_name(KernelClass c) {
 
 // ---- GEMM candidates ----
 
-std::optional<MatmulPlanSpec> parse_gemm_tile(const std::string& text) {
-  long long tm, tn, tk;
-  int w, stages = 3;
-  char tail;
-  const int got = std::sscanf(text.c_str(), "%lldx%lldx%lld:%d:%d%c", &tm, &tn, &tk, &w, &stages, &tail);
-  if ((got != 4 && got != 5) || tm < 1 || tn < 1 || tk < 1 || w < 1 || stages < 2) return std::nullopt;
-  MatmulPlanSpec s;
-  s.tm = tm, s.tn = tn, s.tk = tk, s.warps = w, s.stages = stages;
-  s.sram_bytes = s.stages * (s.tm + s.tn) * s.tk * 2;
-  return s;
-}
-
 std::string gemm_tile_name(const MatmulPlanSpec& t) {
   std::string s = std::to_string(t.tm) + "x" + std::to_string(t.tn) + "x" + std::to_string(t.tk) + ":" +
                   std::to_string(t.warps) + ":" + std::to_string(t.stages);
@@ -79,19 +66,30 @@ std::string gemm_tile_name(const MatmulPlanSpec& t) {
 // pick 4-7 stages for skinny, latency-bound shapes); split-K variants where the tiles do not fill
 // the SMs (cuBLAS's split-K); stream-K where they do (cuBLAS's persistent Hopper kernels).
 std::vector<MatmulPlanSpec> default_gemm_tiles() {
-  static const char* tiles[] = {"128x256x64:8:3", "256x128x64:8:3", "128x128x64:4:3", "128x64x64:4:3", "64x128x64:4:3",
-                                "64x64x64:4:3",   "128x128x64:4:4", "128x64x64:4:5",  "64x128x64:4:5", "64x64x64:4:6"};
-  static const std::pair<const char*, int> splits[] = {
-      {"128x128x64:4:3", 2}, {"128x128x64:4:3", 4}, {"128x256x64:8:3", 2}, {"64x128x64:4:5", 2}, {"64x128x64:4:5", 4}};
+  struct Tile {
+    int64_t tm, tn, tk;
+    int warps, stages;
+    int64_t split_k;
+    bool stream_k;
+  };
+  static const Tile tiles[] = {
+      {128, 256, 64, 8, 3, 1, false}, {256, 128, 64, 8, 3, 1, false}, {128, 128, 64, 4, 3, 1, false},
+      {128, 64, 64, 4, 3, 1, false},  {64, 128, 64, 4, 3, 1, false},  {64, 64, 64, 4, 3, 1, false},
+      {128, 128, 64, 4, 4, 1, false}, {128, 64, 64, 4, 5, 1, false},  {64, 128, 64, 4, 5, 1, false},
+      {64, 64, 64, 4, 6, 1, false},
+      // split-K
+      {128, 128, 64, 4, 3, 2, false}, {128, 128, 64, 4, 3, 4, false}, {128, 256, 64, 8, 3, 2, false},
+      {64, 128, 64, 4, 5, 2, false},  {64, 128, 64, 4, 5, 4, false},
+      // stream-K
+      {128, 256, 64, 8, 3, 1, true},  {128, 128, 64, 4, 3, 1, true},
+  };
   std::vector<MatmulPlanSpec> out;
-  for (const char* t : tiles) out.push_back(*parse_gemm_tile(t));
-  for (const auto& [t, split] : splits) {
-    out.push_back(*parse_gemm_tile(t));
-    out.back().split_k = split;
-  }
-  for (const char* t : {"128x256x64:8:3", "128x128x64:4:3"}) {
-    out.push_back(*parse_gemm_tile(t));
-    out.back().stream_k = true;
+  for (const Tile& t : tiles) {
+    MatmulPlanSpec s;
+    s.tm = t.tm, s.tn = t.tn, s.tk = t.tk, s.warps = t.warps, s.stages = t.stages;
+    s.split_k = t.split_k, s.stream_k = t.stream_k;
+    s.sram_bytes = s.stages * (s.tm + s.tn) * s.tk * 2;  // fp16 operands; gemm_plan sets the problem's
+    out.push_back(s);
   }
   return out;
 }
@@ -210,9 +208,7 @@ std::vector<KernelCandidate> attention_candidates(const AttentionProblem& a, con
     if (splits > 1) name += " split-KV " + std::to_string(splits);
     out.push_back({name, single_matmul_plan(s, p.num_sms, smem_limit(p))});
   }
-  if (out.empty()) throw InputError("attention", "head_dim", "no FlashAttention tile of head dim " + std::to_string(a.d) +
-                                                              " fits the shared memory");
-  return out;
+  return out;  // empty: no tile of this head dim fits the shared memory
 }
 
 // ---- launch ----
@@ -445,6 +441,8 @@ struct Builder {
     const Pattern& pat = patterns[static_cast<size_t>(pattern)];
     LibraryKernel& kern = plan.kernels[static_cast<size_t>(k)];
     kern.candidates = attention_candidates(pat.a, p);
+    if (kern.candidates.empty())
+      fail(first, "no FlashAttention tile of head dim " + std::to_string(pat.a.d) + " fits the GPU's shared memory");
     kern.shape = pat.shape;
     kern.dtype = dtype_text(pat.a.dtype);
     kern.signature = "attention " + kern.shape + " " + kern.dtype;

@@ -1,4 +1,4 @@
-// The library plan (docs/gpu.md#the-library-plan): a workload of the IR run on a GPU as production
+// The library plan (docs/gpu_library.md): a workload of the IR run on a GPU as production
 // stacks run it (cuBLAS / cuDNN / TensorRT / FlashAttention / torch.compile). Each IR op, or each
 // group of ops such a stack fuses, becomes one kernel:
 //   gemm / conv     a tile chosen by the candidate search `sim gpu-calibrate` validates (split-K,
@@ -89,9 +89,6 @@ struct GemmProblem {
 // The default candidate tiles (gpu-calibrate's, docs/gpu.md#calibration): ten tiles, five split-K
 // variants and two stream-K ones; the filter below drops those that cannot run a problem.
 std::vector<MatmulPlanSpec> default_gemm_tiles();
-// "128x256x64:8:3" -> the tile (shared memory from fp16 operands; gemm_plan recomputes it).
-// nullopt when the text is not TMxTNxTK:WARPS[:STAGES].
-std::optional<MatmulPlanSpec> parse_gemm_tile(const std::string& text);
 std::string gemm_tile_name(const MatmulPlanSpec& t);  // "128x256x64:8:3 split-K 2"
 // The plan of problem g on tile t, or nullopt when the tile cannot run it: its stages do not fit
 // the shared memory, a split that does not divide K into whole steps (or of an implicit or
@@ -119,6 +116,7 @@ struct AttentionProblem {
   bool causal = false;
   gpu::DataType dtype = gpu::DataType::FP16;
 };
+// Empty when no tile of the head dim fits the shared memory.
 std::vector<KernelCandidate> attention_candidates(const AttentionProblem& a, const models::GpuParams& p);
 
 // What the engine measured of one kernel plan (sim/engine/gpu_engine.h: simulate_kernels).
@@ -133,7 +131,7 @@ struct KernelSim {
 
 // Kernel i runs span_us[i]. Graph: back to back, gap_us apart, the first launch_us after the
 // start. Eager: the host launches kernel i at i x host_us; it starts launch_us later, or gap_us
-// after the previous one ends, whichever is later (docs/gpu.md#launch-modes).
+// after the previous one ends, whichever is later (docs/gpu_library.md#launch-modes).
 struct Timeline {
   std::vector<double> start_us, end_us;
   double total_us = 0;

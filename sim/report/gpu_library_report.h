@@ -1,4 +1,4 @@
-// Report of a workload run as the library plan (docs/gpu.md#the-library-plan): one row per kernel
+// Report of a workload run as the library plan (docs/gpu_library.md): one row per kernel
 // (the IR ops it covers, its class, tile or schedule, start, time, achieved TFLOPS, HBM bytes,
 // bound), the time per kernel class, and totals; writers for the console table, JSON, CSV and a
 // Chrome trace (one track of kernels). Same inputs, byte-identical files.

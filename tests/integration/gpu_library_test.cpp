@@ -1,4 +1,4 @@
-// `sim --ir X --hw <gpu config>`: the library plan (docs/gpu.md#the-library-plan), simulated:
+// `sim --ir X --hw <gpu config>`: the library plan (docs/gpu_library.md), simulated:
 // reports, physical bounds, launch modes and fusion, precisions, and agreement of single ops with
 // `sim gpu-calibrate --ops` on the same shapes.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The library plan (sim/mapping/gpu_library.h, docs/gpu.md#the-library-plan): which kernels a
+// The library plan (sim/mapping/gpu_library.h, docs/gpu_library.md): which kernels a
 // workload becomes, their launch timeline, the attention tile's formula, and the plans' shapes.
 // No SystemC: the simulated times are in tests/integration/gpu_library_test.cpp.
 #include <gtest/gtest.h>
