@@ -67,6 +67,7 @@ GpuParams GpuParams::read(const config::HwConfig& c) {
   // Loads in flight scale with the threads of a warp (a 64-wide wavefront moves twice as much).
   p.bytes_in_flight_per_warp = p.warp_size * positive(c, "gpu.mem.bytes_in_flight_per_thread");
   p.task_overhead_cycles = c.get_double("gpu.task_overhead_cycles");
+  p.reduce_step_cycles = c.get_double("gpu.row.reduce_step_cycles");
   p.barrier_ns = c.get_double("gpu.barrier_ns");
   p.barrier_cycles = p.barrier_ns * p.clock_ghz;
   p.launch_overhead_cycles = c.get_double("gpu.launch_overhead_us") * 1000 * p.clock_ghz;
@@ -192,10 +193,10 @@ int64_t matmul_tiles_per_sm(const GpuParams& p, const MatmulTile& t, int warps, 
   return std::max<int64_t>(1, std::min({by_warps, by_smem, by_regs}));
 }
 
-int64_t rowwise_programs_per_sm(const GpuParams& p, int warps, int64_t live_values_per_thread) {
+int64_t rowwise_programs_per_sm(const GpuParams& p, int warps, int64_t live_values_per_thread, int base_registers) {
   const int64_t w = std::max(1, warps);
   const int64_t by_warps = p.max_warps_per_sm / w;
-  const int64_t regs_per_thread = std::min<int64_t>(255, 32 + std::max<int64_t>(0, live_values_per_thread));
+  const int64_t regs_per_thread = std::min<int64_t>(255, base_registers + std::max<int64_t>(0, live_values_per_thread));
   const int64_t by_regs = p.registers_per_sm_bytes / std::max<int64_t>(1, w * p.warp_size * regs_per_thread * 4);
   return std::max<int64_t>(1, std::min(by_warps, by_regs));
 }
@@ -360,6 +361,20 @@ TaskDemand task_demand(const GpuParams& p, const gpu::Op& op, int own_rank, int 
   d.flops = static_cast<double>(c.flops);
   d.sm_math_cycles = d.flops * flop_weight(p, op.type) / p.vector_fpc;
   const double math_own = d.sm_math_cycles / slot_math_share(p, slot_warps);
+  if (op.config.row_loop_passes > 0) {
+    // A looped row kernel (docs/gpu_library.md#looped-row-kernels): its steps wait one load round
+    // trip each, from wherever the row is on the first pass and from the L2 on later ones; the
+    // arithmetic and the block reductions add to that chain.
+    const double miss = local > 0 ? std::clamp(hbm_bytes_per_task / local, 0.0, 1.0) : 0.0;
+    const double first = p.l2_latency_cycles + miss * (p.hbm_latency_cycles - p.l2_latency_cycles);
+    const double iters = static_cast<double>(op.config.row_loop_iters);
+    d.own_cycles += iters * first + (op.config.row_loop_passes - 1) * iters * p.l2_latency_cycles +
+                    op.config.row_reduce_steps * p.reduce_step_cycles + math_own;
+    d.own_limiter = Limiter::Latency;
+    d.l2_bytes = d.l2_slice_bytes = local + op.config.row_reread_bytes;
+    d.hbm_bytes = std::min(hbm_bytes_per_task, local);
+    return d;
+  }
   const double mem_own = local + remote > 0 ? p.hbm_latency_cycles + (local + remote) / slot_memory_rate(p, slot_warps) : 0;
   d.own_cycles += std::max(math_own, mem_own);
   d.own_limiter = math_own > mem_own ? Limiter::Math : Limiter::Latency;

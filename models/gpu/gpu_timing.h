@@ -53,6 +53,7 @@ struct GpuParams {
   double sm_l2_bytes_per_cycle = 64;    // one SM's port
   double bytes_in_flight_per_warp = 2048;  // warp_size x gpu.mem.bytes_in_flight_per_thread
   double task_overhead_cycles = 200;
+  double reduce_step_cycles = 30;       // one step of a block reduction (a shuffle and its add)
   double barrier_ns = 1000;             // as written (the report's critical-path tolerance)
   double barrier_cycles = 1830;
   double launch_overhead_cycles = 9150;
@@ -152,6 +153,10 @@ inline const std::vector<config::ParamDecl>& GpuParams::params() {
       {"gpu.mem.bytes_in_flight_per_thread", T::Double, "64", "B",
        "global loads one thread keeps outstanding in element-wise ops (16 B vector loads x 4 unrolled)", {}, r::rate},
       {"gpu.task_overhead_cycles", T::Double, "200", "cycles", "per task: index math, call, warp sync", {}, r::delay},
+      {"gpu.row.reduce_step_cycles", T::Double, "30", "cycles",
+       "one step of a looped row kernel's block reduction: a warp shuffle and its add, or a shared-memory exchange "
+       "(docs/gpu_library.md#looped-row-kernels)",
+       {}, r::delay},
       {"gpu.barrier_ns", T::Double, "1000", "ns", "sync_gpu across processors: last arrival to release", {}, r::delay},
       {"gpu.launch_overhead_us", T::Double, "5", "us", "kernel launch to the first task, once per run", {}, r::delay},
       {"gpu.launch.graph_gap_us", T::Double, "0.5", "us",
@@ -255,9 +260,9 @@ int64_t matmul_tiles_per_sm(const GpuParams& p, const MatmulTile& t, int warps, 
 // Programs of a row-wise kernel (one thread block of `warps` warps per row, as Triton's norm
 // and activation kernels launch) that one SM holds at once: by warps (max_warps_per_sm) and by
 // registers, each thread holding `live_values_per_thread` fp32 values of its row slice on top
-// of ~32 registers of addresses and indices (an estimate; past 255 the kernel spills, which is
-// not modelled). At least 1.
-int64_t rowwise_programs_per_sm(const GpuParams& p, int warps, int64_t live_values_per_thread);
+// of `base_registers` of addresses and indices (estimates: ~32 in a Triton kernel, ~16 in a
+// simple CUDA loop; past 255 the kernel spills, which is not modelled). At least 1.
+int64_t rowwise_programs_per_sm(const GpuParams& p, int warps, int64_t live_values_per_thread, int base_registers = 32);
 
 int64_t matmul_waves(int64_t tiles, int64_t sms, int64_t per_sm);
 

@@ -27,6 +27,7 @@ struct RunOptions {
   std::string launch = "graph";      // graph | eager
   std::string fusion = "on";         // on | off
   bool tf32 = false;
+  std::string row_kernels;           // one-pass | looped; empty: looped with --fusion off, else one-pass
 };
 int run_npu(const RunOptions& o);
 // Writes an output file (report, CSV, trace...); InputError naming it when it cannot.
@@ -37,7 +38,7 @@ int run_system(const ir::System& sys, const RunOptions& o);
 // (docs/gpu_library.md), or with --gpu-plan ark lowered to ARK's op set and planned by
 // ARK's DefaultPlanner, simulated on the GPU model (docs/gpu.md).
 int run_gpu_workload(const ir::Graph& g, const config::HwConfig& cfg, const RunOptions& o);
-// The library plan's options from --launch, --fusion and --tf32.
+// The library plan's options from --launch, --fusion, --tf32 and --row-kernels.
 mapping::LibraryOptions library_options(const RunOptions& o);
 // `sim --model PATH` without --plan (run_gpu.cpp): the ARK model file itself with ARK's default
 // plan on the GPU of o.hw, reported like `sim --model`. `sim --ir` of an ARK model on a GPU

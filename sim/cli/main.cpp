@@ -40,6 +40,11 @@ static int sim_main(int argc, char** argv) {
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   app.add_flag("--tf32", run.tf32, "GPU library plan: fp32 GEMMs on the tensor cores as TF32 (default: FFMA)");
+  app.add_option("--row-kernels", run.row_kernels,
+                 "GPU library plan: softmax and norms in one pass with the row in registers (one-pass: Triton, TensorRT) "
+                 "or as a thread block looping over its row (looped: PyTorch's native kernels, vLLM's rms_norm); "
+                 "default: looped with --fusion off, else one-pass")
+      ->check(CLI::IsMember({"one-pass", "looped"}));
   std::string plot;  // --plot: scripts/plot_run.py draws the run's report (run_plot.h)
   app.add_option("--plot", plot, "draw the run's pictures into this PNG: cycles per layer by bound and a roofline, "
                                  "or the per-device timeline (needs python3-matplotlib)");

@@ -420,6 +420,7 @@ mapping::LibraryOptions library_options(const RunOptions& o) {
   mapping::LibraryOptions l;
   l.fuse = o.fusion != "off";
   l.tf32 = o.tf32;
+  l.looped_rows = o.row_kernels.empty() ? !l.fuse : o.row_kernels == "looped";
   l.launch = o.launch == "eager" ? mapping::LaunchMode::Eager : mapping::LaunchMode::Graph;
   return l;
 }

@@ -43,7 +43,8 @@ int run_npu(const RunOptions& o) {
   // The GPU plan's options change nothing on an NPU: refuse them rather than ignore them.
   for (const auto& [given, option] : {std::make_pair(o.gpu_plan != "library", "--gpu-plan"),
                                       std::make_pair(o.launch != "graph", "--launch"),
-                                      std::make_pair(o.fusion != "on", "--fusion"), std::make_pair(o.tf32, "--tf32")})
+                                      std::make_pair(o.fusion != "on", "--fusion"), std::make_pair(o.tf32, "--tf32"),
+                                      std::make_pair(!o.row_kernels.empty(), "--row-kernels")})
     if (given)
       throw InputError("sim", option, "applies to GPU configs (device: gpu) only; " + o.hw + " describes an NPU");
   const mapping::NpuParams params = mapping::NpuParams::read(cfg);  // once per run

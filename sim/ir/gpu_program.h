@@ -122,6 +122,14 @@ struct OpConfig {
   bool attention = false;
   bool causal = false;            // attention: query i sees keys [0, i + K - M]: only tiles at or below the diagonal run
   bool softmax_overlap = false;   // attention: softmax of one tile overlaps the MMAs of the next (FlashAttention-3)
+  // A looped row kernel (PyTorch's native norms and softmax, vLLM's rms_norm; docs/gpu_library.md#looped-row-kernels):
+  // each task, one thread block, walks its row row_loop_passes times in row_loop_iters steps that
+  // each wait one load round trip, with row_reduce_steps shuffle / shared-memory steps of block
+  // reductions; the passes after the first re-read row_reread_bytes (per task) from the L2.
+  int row_loop_passes = 0;  // 0: not a looped row kernel
+  int64_t row_loop_iters = 0;
+  int row_reduce_steps = 0;
+  double row_reread_bytes = 0;
   std::string impl_type;     // Reduce: "WarpWise" / "ElementWise"
   std::string channel_type;  // Send/Recv/SendDone/DeviceSync: "Proxy" / "Sm"
   std::string packet_type;   // *Packet: "mscclpp::LL8Packet" / "mscclpp::LL16Packet"

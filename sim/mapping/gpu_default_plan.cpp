@@ -296,7 +296,7 @@ gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t sm
 
 gpu::Program single_rowwise_plan(const RowKernelSpec& s, int num_sms) {
   if (num_sms <= 0 || s.warps <= 0 || s.rows <= 0 || s.cols <= 0 || s.row_inputs < 0 || s.row_outputs < 1 ||
-      s.col_vectors < 0 || s.row_stats < 0 || s.programs_per_sm <= 0)
+      s.col_vectors < 0 || s.row_stats < 0 || s.programs_per_sm <= 0 || s.loop_passes < 0)
     throw InternalError("single_rowwise_plan: bad spec");
   gpu::Program p;
   p.source = s.name + " " + std::to_string(s.rows) + "x" + std::to_string(s.cols);
@@ -312,6 +312,13 @@ gpu::Program single_rowwise_plan(const RowKernelSpec& s, int num_sms) {
   op.config.num_warps = s.warps;
   op.config.sram_bytes = 0;
   op.config.num_tasks = s.rows;
+  if (s.loop_passes > 0) {
+    op.config.row_loop_passes = s.loop_passes;
+    op.config.row_loop_iters = std::max<int64_t>(1, s.loop_iters);
+    op.config.row_reduce_steps = s.reduce_steps;
+    op.config.row_reread_bytes = static_cast<double>(s.loop_passes - 1) * s.row_inputs * static_cast<double>(s.cols) *
+                                 gpu::data_type_bytes(s.dtype);
+  }
   place_single_op(p, op, num_sms, s.programs_per_sm, static_cast<int>(s.programs_per_sm * s.warps));
   // The kernel's own arithmetic replaces ARK's one flop per output element.
   gpu::Op& o = p.task_infos[0].ops[0];

@@ -69,6 +69,11 @@ struct RowKernelSpec {
   double flops_per_element = 1;  // fp32 arithmetic per element (a transcendental counts as gpu.transcendental_flops)
   int warps = 4;
   int64_t programs_per_sm = 1;
+  // A looped kernel instead (one thread block walks its row in passes; OpConfig::row_loop_*):
+  // 0 passes is the one-pass kernel above.
+  int loop_passes = 0;
+  int64_t loop_iters = 0;
+  int reduce_steps = 0;
 };
 gpu::Program single_rowwise_plan(const RowKernelSpec& s, int num_sms);
 

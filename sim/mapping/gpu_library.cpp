@@ -134,6 +134,42 @@ void finish_rowwise_spec(RowKernelSpec& s, const models::GpuParams& p) {
   s.programs_per_sm = models::rowwise_programs_per_sm(p, s.warps, (s.row_inputs + s.col_vectors) * per_thread);
 }
 
+void looped_row_geometry(RowKernelSpec& s, ir::OpKind op, const models::GpuParams& p) {
+  const int64_t ws = p.warp_size;
+  const int64_t esize = std::max<int64_t>(1, static_cast<int64_t>(gpu::data_type_bytes(s.dtype)));
+  int64_t threads, vector, reductions = 1;
+  if (op == ir::OpKind::Softmax && s.cols <= 1024) {
+    // PyTorch's persistent softmax: a warp per row, all of its elements loaded at once, warp-wide
+    // max and sum.
+    threads = ws, vector = (s.cols + ws - 1) / ws, reductions = 2, s.loop_passes = 1;
+  } else if (op == ir::OpKind::Softmax) {
+    // cunn_SoftMaxForward: a block of up to 1024 threads, 16-byte loads; max, sum of exp, write.
+    threads = std::min<int64_t>(1024, s.cols), vector = std::max<int64_t>(1, 16 / esize), reductions = 2;
+    s.loop_passes = 3;
+  } else if (op == ir::OpKind::LayerNorm) {
+    // PyTorch's vectorized layer_norm: 128 threads, 4-element loads; Welford statistics, then the
+    // normalisation re-reading the row.
+    threads = 128, vector = 4, s.loop_passes = 2;
+  } else {
+    // vLLM's rms_norm: a block of min(cols, 1024) threads, one element a load; the sum of squares,
+    // then the scaling re-reading the row.
+    threads = std::min<int64_t>(1024, s.cols), vector = 1, s.loop_passes = 2;
+  }
+  threads = std::min<int64_t>(int64_t{p.max_warps_per_block} * ws, (threads + ws - 1) / ws * ws);
+  s.warps = static_cast<int>(threads / ws);
+  s.loop_iters = std::max<int64_t>(1, (s.cols + threads * vector - 1) / (threads * vector));
+  // A block reduction: log2(warp) shuffles, then across the warps through shared memory (a
+  // store, a barrier, a load) and log2(warps) more shuffles.
+  int steps = 0;
+  for (int64_t n = ws; n > 1; n /= 2) ++steps;
+  if (s.warps > 1) {
+    steps += 2;
+    for (int64_t n = s.warps; n > 1; n /= 2) ++steps;
+  }
+  s.reduce_steps = static_cast<int>(reductions) * steps;
+  s.programs_per_sm = models::rowwise_programs_per_sm(p, s.warps, (s.row_inputs + s.col_vectors) * vector, 16);
+}
+
 gpu::Program stream_plan(const StreamKernelSpec& s, const models::GpuParams& p) {
   // 2048 elements a program (4 warps, 16 elements a thread: 16-byte vectors of fp16, unrolled),
   // more when that would launch beyond 8 waves of 16 programs an SM.
@@ -756,13 +792,18 @@ struct Builder {
         const double trans = l.op == OpKind::Softmax ? 1 : 0;
         s.flops_per_element = per_elem + trans * p.transcendental_flops + w.extra_flops / static_cast<double>(s.rows * s.cols);
         s.warps = 0;
-        finish_rowwise_spec(s, p);
+        if (o.looped_rows)
+          looped_row_geometry(s, l.op, p);
+        else
+          finish_rowwise_spec(s, p);
         kern.shape = shape_text({{"rows", s.rows}, {"cols", s.cols}});
         kern.flops = s.flops_per_element * static_cast<double>(s.rows * s.cols);
         sig << "rowwise " << s.name << " " << kern.shape << " " << kern.dtype << " in=" << s.row_inputs
-            << " out=" << s.row_outputs << " vec=" << s.col_vectors << " flops=" << s.flops_per_element;
+            << " out=" << s.row_outputs << " vec=" << s.col_vectors << " flops=" << s.flops_per_element
+            << " passes=" << s.loop_passes;
         kern.signature = sig.str();
-        kern.candidates.push_back({"rows " + std::to_string(s.warps) + " warps x " + std::to_string(s.programs_per_sm) + "/SM",
+        kern.candidates.push_back({(s.loop_passes > 0 ? "looped rows " + std::to_string(s.loop_passes) + " passes, " : "rows ") +
+                                       std::to_string(s.warps) + " warps x " + std::to_string(s.programs_per_sm) + "/SM",
                                    single_rowwise_plan(s, p.num_sms)});
         return;
       }

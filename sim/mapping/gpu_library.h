@@ -34,6 +34,10 @@ const char* launch_mode_name(LaunchMode m);  // "graph", "eager"
 struct LibraryOptions {
   bool fuse = true;    // false: one kernel per IR op (PyTorch eager), a GEMM's bias still fused
   bool tf32 = false;   // fp32 GEMMs on the tensor cores as TF32 (default: FFMA on the CUDA cores)
+  // Softmax and norms as looped kernels, a thread block walking its row in passes (PyTorch's
+  // native kernels, vLLM's rms_norm), instead of one pass with the row in registers (Triton,
+  // Liger, TensorRT). docs/gpu_library.md#looped-row-kernels
+  bool looped_rows = false;
   LaunchMode launch = LaunchMode::Graph;
 };
 
@@ -99,6 +103,11 @@ std::optional<gpu::Program> gemm_plan(const GemmProblem& g, MatmulPlanSpec t, co
 // 2048, 16 from 8192, 32 from 32768 elements, at most max_warps_per_block); programs per SM from
 // the registers each thread's share of the row takes. Fills s.warps (when 0) and s.programs_per_sm.
 void finish_rowwise_spec(RowKernelSpec& s, const models::GpuParams& p);
+
+// The looped kernel a framework launches for softmax, layer_norm or rms_norm (one thread block a
+// row; docs/gpu_library.md#looped-row-kernels): fills s.warps, s.programs_per_sm, s.loop_passes,
+// s.loop_iters and s.reduce_steps from the op, s.rows, s.cols, s.dtype and the inputs.
+void looped_row_geometry(RowKernelSpec& s, ir::OpKind op, const models::GpuParams& p);
 
 // A streaming kernel over `elements` outputs: 4-warp programs, each a contiguous share of the
 // reads, writes and flops (as PyTorch's vectorized element-wise kernels and cuDNN's pooling and

@@ -37,6 +37,7 @@ LibraryReport build_library_report(const std::string& workload, const mapping::L
   r.hw_source = cfg.source();
   r.launch = mapping::launch_mode_name(plan.options.launch);
   r.fusion = plan.options.fuse ? "on" : "off";
+  r.row_kernels = plan.options.looped_rows ? "looped" : "one-pass";
   r.clock_mhz = params.clock_mhz;
   r.num_sms = params.num_sms;
   r.total_us = timeline.total_us;
@@ -87,7 +88,8 @@ std::string format_library_table(const LibraryReport& r) {
   o << "workload: " << r.workload << "\n";
   o << "hardware: " << r.hw_name << " (" << r.hw_source << "), " << r.num_sms << " SMs at " << fmt("%.0f", r.clock_mhz)
     << " MHz\n";
-  o << "plan: library kernels, fusion " << r.fusion << ", " << r.launch << " launch (" << r.kernels << " kernels, "
+  o << "plan: library kernels, fusion " << r.fusion << ", " << r.launch << " launch, " << r.row_kernels
+    << " row kernels (" << r.kernels << " kernels, "
     << r.distinct_kernels << " distinct)\n";
   o << "time: " << fmt("%.2f", r.total_us) << " us (kernels " << fmt("%.2f", r.kernel_us) << " us + launch and gaps "
     << fmt("%.2f", r.launch_us) << " us)\n\n";
@@ -113,7 +115,8 @@ nlohmann::ordered_json library_to_json(const LibraryReport& r) {
   nlohmann::ordered_json j;
   j["workload"] = r.workload;
   j["hw"] = {{"name", r.hw_name}, {"source", r.hw_source}, {"clock_mhz", r.clock_mhz}, {"num_sms", r.num_sms}};
-  j["plan"] = {{"kind", "library"}, {"fusion", r.fusion}, {"launch", r.launch}, {"kernels", r.kernels},
+  j["plan"] = {{"kind", "library"},         {"fusion", r.fusion},   {"launch", r.launch},
+               {"row_kernels", r.row_kernels}, {"kernels", r.kernels},
                {"distinct_kernels", r.distinct_kernels}};
   j["totals"] = {{"time_us", round3(r.total_us)}, {"kernel_us", round3(r.kernel_us)}, {"launch_us", round3(r.launch_us)},
                  {"macs", r.macs}, {"flops", r.flops}, {"hbm_bytes", std::round(r.hbm_bytes)}};

@@ -27,6 +27,7 @@ struct LibraryKernelRow {
 struct LibraryReport {
   std::string workload, hw_name, hw_source;
   std::string launch, fusion;  // "graph" / "eager"; "on" / "off"
+  std::string row_kernels;     // "one-pass" / "looped"
   double clock_mhz = 0;
   int num_sms = 0;
   double total_us = 0;     // launch of the first kernel to the end of the last

@@ -123,6 +123,10 @@ std::string args(const std::string& w, const std::string& d) {
     EXPECT_EQ(run_sim("zoo bert-base --layers 1 --batch 1 --seq 32 -o '" + d + "/bert.json'").exit_code, 0);
     return "--ir '" + d + "/bert.json' --launch eager";
   }
+  if (w == "bert_looped") {
+    EXPECT_EQ(run_sim("zoo bert-base --layers 1 --batch 8 -o '" + d + "/bert.json'").exit_code, 0);
+    return "--ir '" + d + "/bert.json' --row-kernels looped";
+  }
   if (w == "tutorial_model") return "--model " + ark("tutorial/model.json");
   if (w == "tutorial_tiles") return "--plan " + ark("tutorial/plan_1_larger_tile.json");
   if (w == "allreduce_sm") return ranks("allreduce-sm");
@@ -212,6 +216,7 @@ const std::vector<KeyCase> kCases = {
     {"gpu.l2.sm_bytes_per_cycle", "32", "64", "mm4096"},
     {"gpu.mem.bytes_in_flight_per_thread", "32", "128", "bert"},
     {"gpu.task_overhead_cycles", "400", "100", "bert"},
+    {"gpu.row.reduce_step_cycles", "300", "30", "bert_looped"},  // its softmax and norms reduce every row
     {"gpu.barrier_ns", "2000", "500", "bert"},                   // a barrier between every two ops
     {"gpu.launch_overhead_us", "10", "2.5", "mm4096"},
     {"gpu.launch.graph_gap_us", "2", "0.5", "bert_library"},     // a gap between every two kernels

@@ -98,6 +98,26 @@ TEST(GpuLibrary, EagerLaunchAndNoFusionAreSlowerAndFusionFewerKernels) {
   const auto npu = run_sim("--ir '" + ir + "'" + hw("npu") + " --launch eager");
   EXPECT_EQ(npu.exit_code, 2) << npu.output;
   EXPECT_NE(npu.output.find("--launch: applies to GPU configs"), std::string::npos) << npu.output;
+  EXPECT_EQ(run_sim("--ir '" + ir + "'" + hw("npu") + " --row-kernels looped").exit_code, 2);
+}
+
+// Softmax and norms as the framework's looped kernels (docs/gpu_library.md#looped-row-kernels):
+// the default without fusion, or asked for; each step waits a load, so they take longer.
+TEST(GpuLibrary, LoopedRowKernelsAreTheDefaultWithoutFusion) {
+  const std::string d = scratch_dir("gpu_library_looped");
+  const std::string ir = zoo(d, "rms", "op rms_norm shape=512x4096 --dtype fp16");
+  const json one = report(d, ir, "gpu_h100"), looped = report(d, ir, "gpu_h100", "--row-kernels looped");
+  const json eager = report(d, ir, "gpu_h100", "--fusion off");
+  EXPECT_EQ(one["plan"]["row_kernels"], "one-pass");
+  EXPECT_EQ(looped["plan"]["row_kernels"], "looped");
+  EXPECT_EQ(eager["plan"]["row_kernels"], "looped");
+  EXPECT_EQ(report(d, ir, "gpu_h100", "--fusion off --row-kernels one-pass")["plan"]["row_kernels"], "one-pass");
+  ASSERT_EQ(looped["kernels"].size(), 1u);
+  EXPECT_NE(looped["kernels"][0]["schedule"].get<std::string>().find("looped rows 2 passes, 32 warps"), std::string::npos)
+      << looped["kernels"][0].dump();
+  // The same bytes leave HBM; the chain of round trips makes it slower than the one-pass kernel.
+  EXPECT_GT(looped["totals"]["kernel_us"].get<double>(), 1.5 * one["totals"]["kernel_us"].get<double>());
+  EXPECT_EQ(run_sim("--ir '" + ir + "'" + hw("gpu_h100") + " --row-kernels twice").exit_code, 2);
 }
 
 TEST(GpuLibrary, PrecisionsRunAtTheirOwnRates) {

@@ -220,6 +220,45 @@ TEST(GpuLibrary, ChainedKernelsKeepTheirOwnBuffersAndTaskInfos) {
   EXPECT_EQ(a.task_infos[0].ops[0].cost.bytes_written, 8192);
 }
 
+TEST(GpuLibrary, LoopedRowKernelsTakeTheFrameworksLaunchGeometry) {
+  const models::GpuParams p = test::round_gpu_params();  // 32-thread warps, 64 a SM, 256 KiB of registers
+  auto geometry = [&](ir::OpKind op, int64_t cols, gpu::DataType dt, int vectors) {
+    mapping::RowKernelSpec s;
+    s.rows = 1000, s.cols = cols, s.dtype = dt, s.row_inputs = 1, s.col_vectors = vectors;
+    mapping::looped_row_geometry(s, op, p);
+    return s;
+  };
+  // vLLM's rms_norm, 4096 columns: 1024 threads, 4 scalar steps a pass, 2 passes; a reduction of
+  // 5 shuffles, 2 shared-memory steps and 5 shuffles over the 32 warps; 2 blocks by warps
+  // ((16 + 2) registers x 1024 threads x 4 B = 72 KiB would allow 3).
+  const mapping::RowKernelSpec rms = geometry(ir::OpKind::RmsNorm, 4096, gpu::DataType::FP16, 1);
+  EXPECT_EQ(rms.warps, 32);
+  EXPECT_EQ(rms.loop_passes, 2);
+  EXPECT_EQ(rms.loop_iters, 4);
+  EXPECT_EQ(rms.reduce_steps, 12);
+  EXPECT_EQ(rms.programs_per_sm, 2);
+  // PyTorch's layer_norm, 768 columns: 128 threads of 4-element loads, ceil(768 / 512) = 2 steps.
+  const mapping::RowKernelSpec ln = geometry(ir::OpKind::LayerNorm, 768, gpu::DataType::FP16, 2);
+  EXPECT_EQ(ln.warps, 4);
+  EXPECT_EQ(ln.loop_passes, 2);
+  EXPECT_EQ(ln.loop_iters, 2);
+  EXPECT_EQ(ln.reduce_steps, 5 + 2 + 2);
+  // Softmax to 1024 columns: a warp per row holding 24 values, one pass, two warp reductions;
+  // (16 + 24) registers x 32 threads x 4 B = 5 KiB: 51 warps.
+  const mapping::RowKernelSpec warp = geometry(ir::OpKind::Softmax, 768, gpu::DataType::FP16, 0);
+  EXPECT_EQ(warp.warps, 1);
+  EXPECT_EQ(warp.loop_passes, 1);
+  EXPECT_EQ(warp.loop_iters, 1);
+  EXPECT_EQ(warp.reduce_steps, 10);
+  EXPECT_EQ(warp.programs_per_sm, 51);
+  // Wider rows: 1024 threads of 16-byte loads (8 fp16) walk the row 3 times.
+  const mapping::RowKernelSpec block = geometry(ir::OpKind::Softmax, 4096, gpu::DataType::FP16, 0);
+  EXPECT_EQ(block.warps, 32);
+  EXPECT_EQ(block.loop_passes, 3);
+  EXPECT_EQ(block.loop_iters, 1);
+  EXPECT_EQ(block.reduce_steps, 24);
+}
+
 TEST(GpuLibrary, GemmCandidatesDropWhatCannotRunTheProblem) {
   models::GpuParams p = round_gpu_params();
   p.num_sms = 132;

@@ -55,3 +55,33 @@ TEST(GpuRowwise, PlanHasAProgramPerRowReadingAndWritingEachTensorOnce) {
   none.row_outputs = 0;
   EXPECT_THROW(mapping::single_rowwise_plan(none, 132), InternalError);
 }
+
+// docs/gpu_library.md#looped-row-kernels: each step of a pass waits one load round trip (HBM on
+// the first pass when the row misses, the L2 after), plus the block reductions and the arithmetic.
+TEST(GpuRowwise, ALoopedRowKernelWaitsOneRoundTripPerStep) {
+  const models::GpuParams p = test::round_gpu_params();  // HBM 1000, L2 200, overhead 100, 256 flop/cycle
+  mapping::RowKernelSpec s;
+  s.name = "rms_norm";
+  s.rows = 10, s.cols = 4096, s.dtype = gpu::DataType::FP16;
+  s.row_inputs = 1, s.col_vectors = 1, s.row_outputs = 1;
+  s.flops_per_element = 4;
+  s.warps = 32, s.programs_per_sm = 2;
+  s.loop_passes = 2, s.loop_iters = 4, s.reduce_steps = 12;
+  const gpu::Program plan = mapping::single_rowwise_plan(s, 132);
+  const gpu::Op& op = plan.task_infos[0].ops[0];
+  EXPECT_EQ(op.config.row_loop_passes, 2);
+  EXPECT_EQ(op.config.row_reread_bytes, 4096 * 2);  // the second pass reads the row again
+  const double local = static_cast<double>(op.task_cost.bytes_read + op.task_cost.bytes_written);
+  // Row from HBM: 100 + 4 x 1000 + 4 x 200 + 12 x 30 + 4 x 4096 / 256 = 5324 cycles.
+  const models::TaskDemand cold = models::task_demand(p, op, 0, 32, 0, local);
+  EXPECT_DOUBLE_EQ(cold.own_cycles, 100 + 4000 + 800 + 360 + 64);
+  EXPECT_DOUBLE_EQ(cold.l2_bytes, local + 4096 * 2);
+  EXPECT_DOUBLE_EQ(cold.hbm_bytes, local);
+  // Row already in the L2: the first pass waits 200 a step too.
+  const models::TaskDemand warm = models::task_demand(p, op, 0, 32, 0, 0);
+  EXPECT_DOUBLE_EQ(warm.own_cycles, 100 + 800 + 800 + 360 + 64);
+  EXPECT_DOUBLE_EQ(warm.hbm_bytes, 0);
+  mapping::RowKernelSpec bad = s;
+  bad.loop_passes = -1;
+  EXPECT_THROW(mapping::single_rowwise_plan(bad, 132), InternalError);
+}
