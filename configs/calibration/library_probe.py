@@ -57,13 +57,16 @@ def main():
         rows = []
         for r in probe + probe2:
             kind = r["kind"]
-            if kind not in ("gemm_fp32", "gemm_tf32", "gemm_fp16", "gemm_int8_colmajor_b") or "ms" not in r:
+            dtypes = {"gemm_fp32": "fp32", "gemm_tf32": "fp32", "gemm_fp16": "fp16", "gemm_int8_colmajor_b": "int8",
+                      "gemm_fp8_e4m3": "fp8"}
+            if kind not in dtypes or "ms" not in r:
                 continue
-            dtype = {"gemm_fp32": "fp32", "gemm_tf32": "fp32", "gemm_fp16": "fp16", "gemm_int8_colmajor_b": "int8"}[kind]
+            dtype = dtypes[kind]
             args = ["op", "matmul", "m=%d" % r["M"], "n=%d" % r["N"], "k=%d" % r["K"], "--dtype", dtype]
             flags = ["--tf32"] if kind == "gemm_tf32" else []
             rows.append(("%s %d^3" % (kind, r["M"]), r["ms"] * 1000, predict(a.sim, d, args, flags)))
-        block("square GEMMs by precision (int8 rows: gpu.matmul.int8_mma_share fitted on them)", rows)
+        block("square GEMMs by precision (int8 and fp8 rows: gpu.matmul.int8_mma_share and fp8_mma_share fitted on them)",
+              rows)
         rows = []
         for r in probe2:
             if r["kind"] == "bert_base_encoder" and r["mode"] == "graph":

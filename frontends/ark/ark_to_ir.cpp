@@ -383,6 +383,8 @@ ir::DType ark_dtype(gpu::DataType t) {
     case gpu::DataType::INT8: return ir::DType::Int8;
     case gpu::DataType::UINT8:
     case gpu::DataType::BYTE: return ir::DType::UInt8;
+    case gpu::DataType::FP8_E4M3: return ir::DType::Float8E4M3;
+    case gpu::DataType::FP8_E5M2: return ir::DType::Float8E5M2;
   }
   return ir::DType::UInt8;
 }

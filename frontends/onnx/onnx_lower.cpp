@@ -28,6 +28,8 @@ int onnx_type_of(DType t) {
     case DType::Float32: return TP::FLOAT;
     case DType::Float64: return TP::DOUBLE;
     case DType::Bool: return TP::BOOL;
+    case DType::Float8E4M3: return 17;  // FLOAT8E4M3FN
+    case DType::Float8E5M2: return 19;  // FLOAT8E5M2
   }
   return TP::FLOAT;
 }

@@ -93,8 +93,9 @@ std::optional<ir::DType> ir_dtype(int t) {
     case TP::FLOAT16: return DType::Float16;
     case TP::DOUBLE: return DType::Float64;
     case TP::BFLOAT16: return DType::BFloat16;
-    case 17: case 18: case 19: case 20:  // float8 variants: one byte
-    case 21: case 22: case 23:           // 4-bit types: counted as one byte
+    case 17: case 18: return DType::Float8E4M3;  // FLOAT8E4M3FN, FLOAT8E4M3FNUZ
+    case 19: case 20: return DType::Float8E5M2;  // FLOAT8E5M2, FLOAT8E5M2FNUZ
+    case 21: case 22: case 23:                   // 4-bit types: counted as one byte
       return DType::Int8;
     default: return std::nullopt;
   }

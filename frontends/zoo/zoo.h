@@ -63,8 +63,8 @@ std::string op_keys(ir::OpKind k);
 
 // Shared by every zoo builder: "int8"/"fp16"/"fp32" (and the dtype aliases of the IR);
 // InputError(file, "dtype", ...) for anything else.
-// bf16: also bf16 / bfloat16 (the transformers and single ops; the CNNs follow the Gemini
-// compiler's int8 / fp16 / fp32 files).
+// bf16: also bf16 / bfloat16 and fp8 (E4M3) / fp8_e5m2 (the transformers and single ops; the
+// CNNs follow the Gemini compiler's int8 / fp16 / fp32 files).
 ir::DType zoo_dtype(const std::string& s, ir::DType fallback, const std::string& file, bool bf16 = false);
 
 }  // namespace npusim::frontends::zoo

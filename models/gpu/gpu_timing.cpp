@@ -46,6 +46,7 @@ GpuParams GpuParams::read(const config::HwConfig& c) {
   p.tensor_fpc_bf16 = per_sm_cycle("gpu.tensor_tflops.bf16");
   p.tensor_fpc_fp32 = per_sm_cycle("gpu.tensor_tflops.fp32");
   p.tensor_fpc_int8 = per_sm_cycle("gpu.tensor_tflops.int8");
+  p.tensor_fpc_fp8 = c.get_double("gpu.tensor_tflops.fp8") * 1e12 / (hz * p.num_sms);  // 0: none
   p.vector_fpc = per_sm_cycle("gpu.vector_tflops");
   p.transcendental_flops = positive(c, "gpu.transcendental_flops");
   p.mma_efficiency = fraction(c, "gpu.matmul.mma_efficiency");
@@ -53,6 +54,7 @@ GpuParams GpuParams::read(const config::HwConfig& c) {
   p.loaded_latency_factor = positive(c, "gpu.matmul.loaded_latency_factor");
   p.warp_mma_share = fraction(c, "gpu.matmul.warp_mma_share");
   p.int8_mma_share = fraction(c, "gpu.matmul.int8_mma_share");
+  p.fp8_mma_share = fraction(c, "gpu.matmul.fp8_mma_share");
   p.hbm_bytes_per_cycle = positive(c, "gpu.hbm.bandwidth_gbps") * 1e9 * fraction(c, "gpu.hbm.efficiency") / hz;
   p.hbm_latency_cycles = positive(c, "gpu.hbm.latency_ns") * p.clock_ghz;
   p.l2_latency_cycles = positive(c, "gpu.l2.latency_ns") * p.clock_ghz;
@@ -85,6 +87,7 @@ double GpuParams::tensor_flops_per_cycle(gpu::DataType t) const {
     case gpu::DataType::FP16: return tensor_fpc_fp16;
     case gpu::DataType::BF16: return tensor_fpc_bf16;
     case gpu::DataType::INT8: case gpu::DataType::UINT8: return tensor_fpc_int8;
+    case gpu::DataType::FP8_E4M3: case gpu::DataType::FP8_E5M2: return tensor_fpc_fp8;
     default: return tensor_fpc_fp32;
   }
 }
@@ -130,9 +133,10 @@ MatmulTiming matmul_timing(const GpuParams& p, const MatmulTile& t, int slot_war
   const double tile_step_flops = (t.attention ? 4.0 : 2.0) * t.tm * t.tn * t.tk;  // padded tiles are computed in full
   // FFMA on the CUDA cores reaches the same share of its peak as the tensor cores of theirs.
   const bool int8 = t.in_type == gpu::DataType::INT8 || t.in_type == gpu::DataType::UINT8;
+  const bool fp8 = t.in_type == gpu::DataType::FP8_E4M3 || t.in_type == gpu::DataType::FP8_E5M2;
   const double rate = t.simt ? p.vector_fpc * p.mma_efficiency
                              : p.tensor_flops_per_cycle(t.in_type) * p.mma_efficiency * (warp_mma ? p.warp_mma_share : 1.0) *
-                                   (int8 ? p.int8_mma_share : 1.0);
+                                   (int8 ? p.int8_mma_share : fp8 ? p.fp8_mma_share : 1.0);
   r.math_step = tile_step_flops / (rate * slot_math_share(p, w));
   r.smem_step = static_cast<double>(best) * in_b / p.smem_bytes_per_cycle * (t.attention ? 2.0 : 1.0);
   // An edge tile loads only its valid rows and columns (out-of-bounds ones are zero-filled);

@@ -35,6 +35,7 @@ struct GpuParams {
   double tensor_fpc_bf16 = 4096;
   double tensor_fpc_fp32 = 2048;
   double tensor_fpc_int8 = 8192;        // op/cycle per SM
+  double tensor_fpc_fp8 = 8192;         // flop/cycle per SM (0: no fp8 tensor cores)
   double vector_fpc = 256;              // flop/cycle per SM
   double transcendental_flops = 4;
   double mma_efficiency = 0.8;
@@ -42,6 +43,7 @@ struct GpuParams {
   double loaded_latency_factor = 1;     // a matmul's pipelined loads see this x the idle latency
   double warp_mma_share = 1;            // of the tensor rate, for warp-level mma.sync (Hopper: wgmma only)
   double int8_mma_share = 1;            // of the int8 tensor rate that int8 GEMM kernels reach beside fp16's
+  double fp8_mma_share = 1;             // of the fp8 tensor rate that fp8 GEMM kernels reach beside fp16's
   double hbm_bytes_per_cycle = 1648;    // whole GPU, sustained (peak x efficiency)
   double hbm_latency_cycles = 1098;
   double l2_latency_cycles = 366;       // a load that hits in L2
@@ -108,6 +110,9 @@ inline const std::vector<config::ParamDecl>& GpuParams::params() {
        "dense matrix throughput for fp32 inputs (TF32 on NVIDIA): ARK plans, and library GEMMs given --tf32", {}, r::rate},
       {"gpu.tensor_tflops.int8", T::Double, "1979", "TOPS", "dense int8 matrix (tensor core) throughput of the chip", {},
        r::rate},
+      {"gpu.tensor_tflops.fp8", T::Double, "1979", "TFLOPS",
+       "dense fp8 (E4M3 / E5M2) matrix throughput of the chip; 0: no fp8 tensor cores (fp8 workloads are refused)", {},
+       r::optional_rate},
       {"gpu.vector_tflops", T::Double, "66.9", "TFLOPS", "non-matrix fp32 throughput: element-wise and reduce arithmetic", {},
        r::rate},
       {"gpu.transcendental_flops", T::Double, "4", "flop",
@@ -129,6 +134,8 @@ inline const std::vector<config::ParamDecl>& GpuParams::params() {
        "share of mma_efficiency x the int8 rate that int8 GEMMs reach (cuBLASLt's int8 kernels fall further short "
        "of their peak than its fp16 ones, docs/gpu_library.md)",
        {}, r::fraction},
+      {"gpu.matmul.fp8_mma_share", T::Double, "1", "fraction",
+       "share of mma_efficiency x the fp8 rate that fp8 GEMMs reach (docs/gpu_library.md)", {}, r::fraction},
       {"gpu.hbm.bandwidth_gbps", T::Double, "3350", "GB/s", "peak DRAM (HBM) bandwidth", {}, r::rate},
       {"gpu.hbm.efficiency", T::Double, "0.9", "fraction", "share of the peak a streaming copy sustains", {}, r::fraction},
       {"gpu.hbm.latency_ns", T::Double, "600", "ns", "latency of a load that misses to HBM; bounds what a warp's loads in flight can move",

@@ -30,7 +30,9 @@ PeArrayParams PeArrayParams::read(const config::HwConfig& c) {
 
 double PeArrayParams::macs_per_pe_cycle(ir::DType t) const {
   switch (t) {
-    case ir::DType::Int8: case ir::DType::UInt8: return macs_per_pe_cycle_int8;
+    // 8-bit floats take the int8 datapath's rate (one-byte operands, as on NPUs that support fp8).
+    case ir::DType::Int8: case ir::DType::UInt8: case ir::DType::Float8E4M3: case ir::DType::Float8E5M2:
+      return macs_per_pe_cycle_int8;
     case ir::DType::Float16: case ir::DType::BFloat16: case ir::DType::Int16: return macs_per_pe_cycle_fp16;
     default: return macs_per_pe_cycle_fp32;
   }

@@ -75,6 +75,8 @@ void save_tensor(const std::string& path, const Tensor& t) {
     case ir::DType::Float32: type = NpyType::F32; break;
     case ir::DType::Float64: type = NpyType::F64; break;
     case ir::DType::Bool: type = NpyType::Bool; break;
+    case ir::DType::Float8E4M3: case ir::DType::Float8E5M2:  // refused by check_graph
+      throw InputError(path, "dtype", "float8 tensors have no .npy type");
   }
   const fs::path p(path);
   std::error_code ec;

@@ -427,6 +427,7 @@ mapping::LibraryOptions library_options(const RunOptions& o) {
 
 int run_gpu_workload(const ir::Graph& g, const config::HwConfig& cfg, const RunOptions& o) {
   const models::GpuParams params = models::GpuParams::read(cfg);
+  mapping::require_gpu_dtypes(g, params, cfg.source());
   if (o.gpu_plan == "ark") {
     // Lowered to ARK ops (docs/gpu.md#any-workload-on-the-gpu), planned like `sim --model`.
     const mapping::ArkLowering low = mapping::lower_workload(g);

@@ -57,6 +57,7 @@ std::string structure_key(const ir::Graph& g) {
 double simulate_on_device(const ir::Graph& g, const config::HwConfig& hw, bool gpu, const RunOptions& o) {
   if (gpu) {  // the library plan, or ARK's DefaultPlanner (--gpu-plan ark)
     const models::GpuParams params = models::GpuParams::read(hw);
+    mapping::require_gpu_dtypes(g, params, hw.source());
     if (o.gpu_plan == "ark") {
       const mapping::ArkLowering low = mapping::lower_workload(g);
       const mapping::GpuSimResult sim =

@@ -32,6 +32,7 @@ inline constexpr ParamRange delay{0, 1e9, false, false};       // cycles, ns, us
 inline constexpr ParamRange fraction{1e-6, 1, true, false};    // efficiencies: (0, 1]
 inline constexpr ParamRange clock{1e-3, 1e6, true, false};     // MHz
 inline constexpr ParamRange energy{0, 1e6, false, false};      // pJ (0: not modelled)
+inline constexpr ParamRange optional_rate{0, 1e9, false, false};  // a rate the hardware may lack: 0 = none
 inline constexpr ParamRange none{};                            // strings and bools: not checked
 }  // namespace range
 

@@ -27,7 +27,8 @@ struct DataTypeInfo {
 constexpr DataTypeInfo kDataTypes[] = {
     {DataType::FP32, "FP32", 4},   {DataType::FP16, "FP16", 2},  {DataType::BF16, "BF16", 2},
     {DataType::INT32, "INT32", 4}, {DataType::UINT32, "UINT32", 4}, {DataType::INT8, "INT8", 1},
-    {DataType::UINT8, "UINT8", 1}, {DataType::BYTE, "BYTE", 1},
+    {DataType::UINT8, "UINT8", 1}, {DataType::BYTE, "BYTE", 1},   {DataType::FP8_E4M3, "FP8_E4M3", 1},
+    {DataType::FP8_E5M2, "FP8_E5M2", 1},
 };
 
 constexpr const char* kOpNames[kNumOpTypes] = {

@@ -18,7 +18,7 @@ int64_t product(const Dims& d);  // 1 for an empty list
 std::string dims_str(const Dims& d);  // "[1,512,4096]"
 
 // Element types of ARK tensors (BYTE: untyped bytes, e.g. packet buffers).
-enum class DataType { FP32, FP16, BF16, INT32, UINT32, INT8, UINT8, BYTE };
+enum class DataType { FP32, FP16, BF16, INT32, UINT32, INT8, UINT8, BYTE, FP8_E4M3, FP8_E5M2 };
 int data_type_bytes(DataType t);
 const char* data_type_name(DataType t);  // "FP16"
 std::optional<DataType> parse_data_type(const std::string& s);

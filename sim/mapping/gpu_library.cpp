@@ -25,6 +25,8 @@ std::string dtype_text(gpu::DataType t) {
     case gpu::DataType::FP16: return "fp16";
     case gpu::DataType::BF16: return "bf16";
     case gpu::DataType::INT8: case gpu::DataType::UINT8: return "int8";
+    case gpu::DataType::FP8_E4M3: return "fp8_e4m3";
+    case gpu::DataType::FP8_E5M2: return "fp8_e5m2";
     default: return gpu::data_type_name(t);
   }
 }
@@ -132,6 +134,17 @@ void finish_rowwise_spec(RowKernelSpec& s, const models::GpuParams& p) {
   // weight vector in registers.
   const int64_t per_thread = (block + int64_t{s.warps} * p.warp_size - 1) / (int64_t{s.warps} * p.warp_size);
   s.programs_per_sm = models::rowwise_programs_per_sm(p, s.warps, (s.row_inputs + s.col_vectors) * per_thread);
+}
+
+void require_gpu_dtypes(const ir::Graph& g, const models::GpuParams& p, const std::string& hw_source) {
+  if (p.tensor_fpc_fp8 > 0) return;
+  for (const ir::Layer& l : g.layers)
+    for (const auto* ts : {&l.input_dtypes, &l.output_dtypes})
+      for (ir::DType t : *ts)
+        if (t == ir::DType::Float8E4M3 || t == ir::DType::Float8E5M2)
+          throw InputError(hw_source, "gpu.tensor_tflops.fp8",
+                           "is 0: this GPU has no fp8 tensor cores, and " + g.source + " op '" + l.name + "' is " +
+                               ir::dtype_name(t) + " (give a Hopper or newer config, or --dtype fp16)");
 }
 
 void looped_row_geometry(RowKernelSpec& s, ir::OpKind op, const models::GpuParams& p) {
@@ -604,7 +617,9 @@ struct Builder {
     gp.out_dtype = w.out_dtype;
     gp.epilogue_read_bytes = w.epilogue_read_bytes;
     kern.dtype = dtype_text(gp.dtype) + (gp.simt ? " (FFMA)" : gp.dtype == gpu::DataType::FP32 ? " (TF32)" : "");
-    for (const MatmulPlanSpec& t : default_gemm_tiles()) {
+    for (MatmulPlanSpec t : default_gemm_tiles()) {
+      // A K step moves 128-byte rows of each operand: 64 fp16 elements, 128 of 1-byte types.
+      if (gpu::data_type_bytes(gp.dtype) == 1) t.tk *= 2;
       // As cuBLAS's heuristics: K is split only when the tiles leave SMs idle.
       if (t.split_k > 1 && ceil_div(gp.m, t.tm) * ceil_div(gp.n, t.tn) * gp.batch >= p.num_sms) continue;
       if (auto prog = gemm_plan(gp, t, p)) kern.candidates.push_back({gemm_tile_name(t), std::move(*prog)});

@@ -104,6 +104,10 @@ std::optional<gpu::Program> gemm_plan(const GemmProblem& g, MatmulPlanSpec t, co
 // the registers each thread's share of the row takes. Fills s.warps (when 0) and s.programs_per_sm.
 void finish_rowwise_spec(RowKernelSpec& s, const models::GpuParams& p);
 
+// A GPU without fp8 tensor cores (gpu.tensor_tflops.fp8 = 0) cannot run an fp8 workload: an
+// InputError naming the config's key and the workload's first fp8 op. Any plan calls it first.
+void require_gpu_dtypes(const ir::Graph& g, const models::GpuParams& p, const std::string& hw_source);
+
 // The looped kernel a framework launches for softmax, layer_norm or rms_norm (one thread block a
 // row; docs/gpu_library.md#looped-row-kernels): fills s.warps, s.programs_per_sm, s.loop_passes,
 // s.loop_iters and s.reduce_steps from the op, s.rows, s.cols, s.dtype and the inputs.

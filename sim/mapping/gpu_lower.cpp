@@ -21,6 +21,8 @@ gpu::DataType ark_data_type(ir::DType t) {
     case ir::DType::BFloat16: return gpu::DataType::BF16;
     case ir::DType::Int32: case ir::DType::Int64: return gpu::DataType::INT32;
     case ir::DType::Float32: case ir::DType::Float64: return gpu::DataType::FP32;
+    case ir::DType::Float8E4M3: return gpu::DataType::FP8_E4M3;
+    case ir::DType::Float8E5M2: return gpu::DataType::FP8_E5M2;
   }
   return gpu::DataType::FP16;
 }

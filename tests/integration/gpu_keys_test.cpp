@@ -113,6 +113,7 @@ std::string args(const std::string& w, const std::string& d) {
   if (w == "mm_bf16") return zoo_matmul(d, 512, 4096, 4096, "bf16");
   if (w == "mm_fp32") return zoo_matmul(d, 512, 4096, 4096, "fp32") + " --tf32";  // TF32 on the tensor cores
   if (w == "mm_int8") return zoo_matmul(d, 4096, 4096, 4096, "int8");
+  if (w == "mm_fp8") return zoo_matmul(d, 4096, 4096, 4096, "fp8");
   // bert: ARK's DefaultPlanner (1-warp element-wise tasks, a barrier between every two ops);
   // bert_library: the library plan (its launch keys).
   if (w == "bert" || w == "bert_library") {
@@ -191,6 +192,7 @@ const std::vector<KeyCase> kCases = {
     {"gpu.tensor_tflops.bf16", "494.7", "989.4", "mm_bf16"},
     {"gpu.tensor_tflops.fp32", "247.35", "494.7", "mm_fp32"},
     {"gpu.tensor_tflops.int8", "989.5", "1979", "mm_int8"},
+    {"gpu.tensor_tflops.fp8", "989.5", "1979", "mm_fp8"},
     {"gpu.vector_tflops", "1", "66.9", "tutorial_tiles"},        // 8-warp element-wise tiles
     {"gpu.transcendental_flops", "256", "4", "tutorial_tiles"},  // its Sigmoid
     {"gpu.matmul.mma_efficiency", "0.4", "0.8", "mm4096"},
@@ -198,6 +200,7 @@ const std::vector<KeyCase> kCases = {
     {"gpu.matmul.loaded_latency_factor", "4", "1", "cal:1024:1024:1024:64x64x64:4:2"},  // one stage in flight
     {"gpu.matmul.warp_mma_share", "0.25", "1", "cal:4096:4096:4096:128x128x64:2:3"},  // 2 warps: no warpgroup MMA
     {"gpu.matmul.int8_mma_share", "0.5", "1", "mm_int8"},
+    {"gpu.matmul.fp8_mma_share", "0.5", "1", "mm_fp8"},
     {"gpu.hbm.bandwidth_gbps", "1675", "3350", "cal:1:8192:8192:64x64x64:4:6"},  // a GEMV streams B
     {"gpu.hbm.efficiency", "0.45", "0.9", "cal:1:8192:8192:64x64x64:4:6"},
     {"gpu.hbm.latency_ns", "1200", "600", "bert"},               // 1-warp element-wise tasks

@@ -136,6 +136,33 @@ TEST(GpuLibrary, PrecisionsRunAtTheirOwnRates) {
   EXPECT_GE(ffma * 1e-6, 2.0 * 4096 * 4096 * 4096 / 19.5e12);
 }
 
+// fp8 (E4M3 / E5M2): Hopper's fp8 tensor rate (1979 TFLOPS on the H100, 2x fp16's) with 128-byte K
+// steps; a GPU without fp8 tensor cores refuses the workload, naming its config key and the op.
+TEST(GpuLibrary, Fp8RunsOnHopperAndIsRefusedWhereThereAreNoFp8TensorCores) {
+  const std::string d = scratch_dir("gpu_library_fp8");
+  const std::string fp8 = zoo(d, "mm_fp8", "op matmul m=4096 n=4096 k=4096 --dtype fp8");
+  const std::string e5m2 = zoo(d, "mm_e5m2", "op matmul m=4096 n=4096 k=4096 --dtype fp8_e5m2");
+  const std::string fp16 = zoo(d, "mm_fp16", "op matmul m=4096 n=4096 k=4096 --dtype fp16");
+  const json r8 = report(d, fp8, "gpu_h100"), r16 = report(d, fp16, "gpu_h100");
+  const json& k8 = r8["kernels"][0];
+  EXPECT_EQ(k8["dtype"], "fp8_e4m3");
+  EXPECT_NE(k8["schedule"].get<std::string>().find("x128:"), std::string::npos) << k8.dump();  // TK = 128 elements
+  const double t8 = k8["time_us"].get<double>(), t16 = r16["kernels"][0]["time_us"].get<double>();
+  EXPECT_LT(t8, 0.7 * t16);
+  EXPECT_GT(t8, 0.4 * t16);
+  EXPECT_GE(t8 * 1e-6, 2.0 * 4096 * 4096 * 4096 / (cfg(r8, "gpu.tensor_tflops.fp8") * 1e12));
+  EXPECT_EQ(report(d, e5m2, "gpu_h100")["kernels"][0]["dtype"], "fp8_e5m2");
+  const auto a100 = run_sim("--ir '" + fp8 + "'" + hw("gpu_a100") + " -q");
+  EXPECT_EQ(a100.exit_code, 2) << a100.output;
+  EXPECT_NE(a100.output.find("gpu.tensor_tflops.fp8: is 0"), std::string::npos) << a100.output;
+  EXPECT_NE(a100.output.find("'matmul'"), std::string::npos) << a100.output;
+  // A transformer in fp8 runs whole on the H100; the NPU runs fp8 at its int8 rate.
+  const std::string gpt = zoo(d, "gpt2_fp8", "gpt2 --layers 1 --seq 64 --dtype fp8");
+  EXPECT_GT(report(d, gpt, "gpu_h100")["totals"]["time_us"].get<double>(), 0);
+  const auto npu = run_sim("--ir '" + fp8 + "'" + hw("npu") + " -q");
+  EXPECT_EQ(npu.exit_code, 0) << npu.output;
+}
+
 // One op through `sim --ir` and through `sim gpu-calibrate --ops` on the same shape: row-wise
 // kernels are the same plan (equal to 0.01 us); element-wise ones run as a streaming kernel in the
 // library and as one program per row in gpu-calibrate, and agree within 5%.

@@ -114,6 +114,18 @@ TEST(Check, WrongDtypeOrShapeIsAnInputError) {
   EXPECT_NE(e.find("q0_out.npy"), std::string::npos) << e;
 }
 
+TEST(Check, Fp8LayersAreRefusedNamingTheLayer) {
+  Tiny t("fp8");
+  ir::Graph g = t.graph;
+  g.layers[1].output_dtypes[0] = ir::DType::Float8E4M3;
+  check::CheckOptions o;
+  o.npy_dir = t.dir;
+  const std::string e = input_error_of([&] { check::check_graph(g, o); });
+  EXPECT_NE(e.find(g.layers[1].name), std::string::npos) << e;
+  EXPECT_NE(e.find("float8_e4m3fn"), std::string::npos) << e;
+  EXPECT_NE(e.find("no fp8 reference"), std::string::npos) << e;
+}
+
 TEST(Check, LayerWithoutGoldenOutputIsSkipped) {
   Tiny t("skip");
   std::string ir = kTinyIr;

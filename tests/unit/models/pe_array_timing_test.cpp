@@ -182,3 +182,17 @@ TEST(PeArrayTiming, NeverFasterThanPeakRate) {
         EXPECT_GE(pe_tile_timing(p, t).total_cycles * p.peak_macs_per_cycle(ir::DType::Int8), t.macs());
       }
 }
+
+// 8-bit floats: one-byte operands on the int8 datapath; their names as the IR and ONNX write them.
+TEST(PeArrayTiming, Fp8TakesTheInt8RateAndKeepsItsName) {
+  const PeArrayParams p = make_params();
+  EXPECT_EQ(p.macs_per_pe_cycle(ir::DType::Float8E4M3), p.macs_per_pe_cycle(ir::DType::Int8));
+  EXPECT_EQ(p.macs_per_pe_cycle(ir::DType::Float8E5M2), p.macs_per_pe_cycle(ir::DType::Int8));
+  EXPECT_EQ(ir::parse_dtype("fp8"), ir::DType::Float8E4M3);
+  EXPECT_EQ(ir::parse_dtype("float8_e4m3fn"), ir::DType::Float8E4M3);
+  EXPECT_EQ(ir::parse_dtype("fp8_e5m2"), ir::DType::Float8E5M2);
+  EXPECT_EQ(ir::dtype_bytes(ir::DType::Float8E5M2), 1);
+  EXPECT_STREQ(ir::dtype_name(ir::DType::Float8E5M2), "float8_e5m2");
+  EXPECT_TRUE(ir::is_float(ir::DType::Float8E4M3));
+  EXPECT_EQ(ir::parse_dtype("fp4"), std::nullopt);
+}

@@ -125,7 +125,7 @@ TEST(ZooOps, BadOperationsKeysAndValuesAreInputErrors) {
   expect_error(w("pad", {"shape=4x3", "pads=1,1"}), "pads", {"2 entries"});
   expect_error(w("conv2d", {"c=3", "h=2", "w=2", "k=8", "r=3"}), "r", {"does not fit"});
   expect_error(w("conv2d", {"c=6", "h=8", "w=8", "k=8", "r=3", "groups=4"}), "groups", {"must divide"});
-  expect_error(w("relu", {"shape=4"}, "fp8"), "dtype", {"fp8"});
+  expect_error(w("relu", {"shape=4"}, "int4"), "dtype", {"int4"});
 }
 
 }  // namespace

@@ -242,7 +242,7 @@ TEST(ZooTransformers, BadOptionsAreInputErrors) {
   expect_error(tf("gpt2", 1, 0, 1024), "kv-len", "1024 learned positions");
   expect_error(tf("bert-base", 1, 0, 8), "kv-len", "encoder");
   expect_error(tf("llama2-7b", 1, 0, 0, 33), "layers", "32 layers");
-  expect_error(tf("gpt2", 1, 0, 0, 0, "fp8"), "dtype", "fp8");
+  expect_error(tf("gpt2", 1, 0, 0, 0, "int4"), "dtype", "int4");
 }
 
 }  // namespace
