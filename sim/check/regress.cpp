@@ -11,7 +11,9 @@
 #include "frontends/frontend_ir/frontend_ir_reader.h"
 #include "frontends/registry/registry.h"
 #include "sim/check/check.h"
+#include "sim/config/hw_config.h"
 #include "sim/config/hw_paths.h"
+#include "sim/config/system_config.h"
 #include "sim/ir/error.h"
 #include "sim/sweep/runner.h"
 
@@ -128,6 +130,15 @@ std::vector<std::string> diff_reports(const json& expected, const json& actual) 
 
 int run_regress(const std::string& root, const RegressOptions& o, const SimulateFn& simulate, std::ostream& out) {
   const std::vector<GoldenSet> sets = find_golden_sets(root, o.hw);
+  // The stored reports are NPU cycle totals: another device would compare nothing.
+  for (const GoldenSet& s : sets) {
+    if (config::is_system_config(s.hw))
+      throw InputError(s.hw, "system", "regress re-checks NPU golden sets; give an NPU config, not a system");
+    const std::string device = config::HwConfig::load(s.hw).get_string("device");
+    if (device != "npu")
+      throw InputError(s.hw, "device", "is " + device + ": regress compares NPU cycle totals (docs/golden.md); give an "
+                                       "NPU config");
+  }
   bool failed = false;
   // Numerics in this process (no SystemC here).
   for (const GoldenSet& s : sets) {

@@ -9,6 +9,7 @@
 #include "frontends/zebu_trace/zebu_trace.h"
 #include "sim/cli/commands.h"
 #include "sim/config/hw_config.h"
+#include "sim/config/system_config.h"
 #include "sim/engine/npu_engine.h"
 #include "sim/ir/error.h"
 #include "sim/mapping/mapper.h"
@@ -20,7 +21,13 @@ int run_compare_trace(const CompareTraceOptions& o) {
   namespace zebu = frontends::zebu;
   const zebu::Trace trace = zebu::read_zebu_trace(o.trace);
   const ir::Graph graph = frontends::read_workload(o.ir);
+  if (config::is_system_config(o.hw))
+    throw InputError(o.hw, "system", "compare-trace compares a ZeBu trace of one NPU; give an NPU config "
+                                     "(e.g. configs/gemini_zebu.yaml)");
   const config::HwConfig cfg = config::HwConfig::load(o.hw, o.sets);
+  if (const std::string device = cfg.get_string("device"); device != "npu")
+    throw InputError(o.hw, "device", "is " + device + ": compare-trace compares a ZeBu trace of an NPU with the NPU model; "
+                                     "give an NPU config (e.g. configs/gemini_zebu.yaml)");
   const mapping::NpuParams params = mapping::NpuParams::read(cfg);  // once per run
   const mapping::Program prog = mapping::map_graph(graph, cfg, params);
   const engine::SimResult sim = engine::simulate_npu(prog, params);

@@ -83,6 +83,44 @@ LibraryReport build_library_report(const std::string& workload, const mapping::L
   return r;
 }
 
+const std::vector<LibraryField>& library_sweep_fields() {
+  using J = nlohmann::json;
+  static const std::vector<LibraryField> f = {
+      {"cycles", "cycles", "time_us at clock_mhz", [](const LibraryReport& r) { return J(std::llround(r.total_us * r.clock_mhz)); }},
+      {"time_ms", "ms", "first launch to the end of the last kernel", [](const LibraryReport& r) { return J(r.total_us / 1000); }},
+      {"kernel_us", "us", "the kernels' own time, summed", [](const LibraryReport& r) { return J(round3(r.kernel_us)); }},
+      {"launch_us", "us", "launches, gaps and host-bound waits", [](const LibraryReport& r) { return J(round3(r.launch_us)); }},
+      {"macs", "MAC", "GEMM, convolution and attention multiply-accumulates",
+       [](const LibraryReport& r) { return J(std::llround(r.macs)); }},
+      {"tflops", "TFLOPS", "useful flops / time", [](const LibraryReport& r) {
+         return J(r.total_us > 0 ? round3(r.flops / (r.total_us * 1e6)) : 0.0);
+       }},
+      {"hbm_bytes", "bytes", "HBM traffic of every kernel", [](const LibraryReport& r) { return J(std::llround(r.hbm_bytes)); }},
+      {"kernels", "", "kernels launched", [](const LibraryReport& r) { return J(r.kernels); }},
+      {"num_sms", "SMs", "gpu.num_sms", [](const LibraryReport& r) { return J(r.num_sms); }},
+      {"bound", "", "the kernel bound with the most kernel time (ties to the earlier kernel)", [](const LibraryReport& r) {
+         std::map<std::string, double> by;
+         std::string best;
+         for (const LibraryKernelRow& k : r.rows) {
+           const double t = by[k.bound] += k.time_us;
+           if (best.empty() || t > by[best]) best = k.bound;
+         }
+         return J(best);
+       }},
+  };
+  return f;
+}
+
+nlohmann::ordered_json library_sweep_metrics(const LibraryReport& r) {
+  nlohmann::ordered_json m;
+  for (const LibraryField& f : library_sweep_fields()) m[f.name] = f.value(r);
+  nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+  for (const LibraryKernelRow& k : r.rows)
+    layers.push_back({{"name", k.name}, {"class", k.kernel_class}, {"time_us", round3(k.time_us)}, {"bound", k.bound}});
+  m["layers"] = layers;
+  return m;
+}
+
 std::string format_library_table(const LibraryReport& r) {
   std::ostringstream o;
   o << "workload: " << r.workload << "\n";

@@ -47,6 +47,17 @@ LibraryReport build_library_report(const std::string& workload, const mapping::L
                                    const mapping::Timeline& timeline, const config::HwConfig& cfg,
                                    const models::GpuParams& params, int distinct_kernels);
 
+// The run-level fields of a GPU sweep row (results.csv columns, in this order) and a sweep row's
+// metrics: those fields and "layers": [{name, class, time_us, bound}], one per kernel.
+struct LibraryField {
+  const char* name;
+  const char* unit;
+  const char* meaning;
+  nlohmann::json (*value)(const LibraryReport&);
+};
+const std::vector<LibraryField>& library_sweep_fields();
+nlohmann::ordered_json library_sweep_metrics(const LibraryReport& r);
+
 std::string format_library_table(const LibraryReport& r);
 nlohmann::ordered_json library_to_json(const LibraryReport& r);
 std::string library_to_csv(const LibraryReport& r);

@@ -14,17 +14,25 @@
 #include <sstream>
 
 #include "sim/ir/error.h"
+#include "sim/report/gpu_library_report.h"
 
 namespace npusim::sweep {
 
-const std::vector<std::string>& metric_columns() {
-  static const std::vector<std::string> c = [] {
+const std::vector<std::string>& metric_columns(const std::string& device) {
+  static const std::vector<std::string> npu = [] {
     std::vector<std::string> names;
     for (const auto& f : report::run_fields())
       if (f.in_sweep) names.push_back(f.name);
     return names;
   }();
-  return c;
+  static const std::vector<std::string> gpu = [] {
+    std::vector<std::string> names;
+    for (const auto& f : report::library_sweep_fields()) names.push_back(f.name);
+    return names;
+  }();
+  if (device == "gpu") return gpu;
+  if (device != "npu") throw InternalError("metric_columns: device " + device);
+  return npu;
 }
 
 Row metrics_of(const report::RunReport& r, const config::HwConfig&) {
@@ -60,29 +68,29 @@ std::string csv_cell(const Row& v) {
 }  // namespace
 
 Row make_row(const Point& p, const std::string& workload, const std::vector<std::string>& keys, const Row* metrics,
-             const std::string& error) {
+             const std::string& error, const std::string& device) {
   Row row;
   row["point"] = p.id;
   row["workload"] = workload;
   row["status"] = metrics ? "ok" : "failed";
   for (size_t i = 0; i < keys.size(); ++i) row[keys[i]] = value_json(p.values[i]);
-  for (const auto& c : metric_columns()) row[c] = metrics ? metrics->at(c) : Row(nullptr);
+  for (const auto& c : metric_columns(device)) row[c] = metrics ? metrics->at(c) : Row(nullptr);
   row["error"] = error;
   row["layers"] = metrics ? metrics->at("layers") : Row::array();
   return row;
 }
 
-std::string csv_header(const std::vector<std::string>& keys) {
+std::string csv_header(const std::vector<std::string>& keys, const std::string& device) {
   std::string h = "point,workload,status";
   for (const auto& k : keys) h += "," + k;
-  for (const auto& c : metric_columns()) h += "," + c;
+  for (const auto& c : metric_columns(device)) h += "," + c;
   return h + ",error\n";
 }
 
-std::string csv_line(const Row& row, const std::vector<std::string>& keys) {
+std::string csv_line(const Row& row, const std::vector<std::string>& keys, const std::string& device) {
   std::string s = csv_cell(row.at("point")) + "," + csv_cell(row.at("workload")) + "," + csv_cell(row.at("status"));
   for (const auto& k : keys) s += "," + csv_cell(row.value(k, Row(nullptr)));
-  for (const auto& c : metric_columns()) s += "," + csv_cell(row.value(c, Row(nullptr)));
+  for (const auto& c : metric_columns(device)) s += "," + csv_cell(row.value(c, Row(nullptr)));
   return s + "," + csv_cell(row.value("error", Row(""))) + "\n";
 }
 
@@ -201,7 +209,8 @@ void Journal::append(const Row& entry) {
 }
 
 void write_results(const std::string& dir, const std::vector<std::string>& journals, std::vector<JournalEntry> entries,
-                   const std::vector<std::string>& keys, const std::vector<std::string>& workloads, bool write_journal) {
+                   const std::vector<std::string>& keys, const std::vector<std::string>& workloads, bool write_journal,
+                   const std::string& device) {
   auto rank = [&](const JournalEntry& e) {
     return std::make_pair(e.point, std::find(workloads.begin(), workloads.end(), e.workload) - workloads.begin());
   };
@@ -215,7 +224,7 @@ void write_results(const std::string& dir, const std::vector<std::string>& journ
   AtomicFile csv(dir + "/results.csv"), jsonl(dir + "/results.jsonl"), timing(dir + "/timing.csv");
   std::unique_ptr<AtomicFile> journal;
   if (write_journal) journal = std::make_unique<AtomicFile>(dir + "/journal.jsonl");
-  csv.out << csv_header(keys);
+  csv.out << csv_header(keys, device);
   timing.out << "point,workload,status,wall_s\n";
   for (const auto& e : entries) {
     const std::string line = read_line(in.at(e.file), e);
@@ -223,7 +232,7 @@ void write_results(const std::string& dir, const std::vector<std::string>& journ
     Row row = Row::parse(line);
     const Row wall = row.value("wall_s", Row(nullptr));
     row.erase("wall_s");
-    csv.out << csv_line(row, keys);
+    csv.out << csv_line(row, keys, device);
     jsonl.out << row.dump() << "\n";
     timing.out << e.point << "," << csv_cell(row["workload"]) << "," << e.status << "," << csv_cell(wall) << "\n";
   }

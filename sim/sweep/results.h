@@ -19,8 +19,9 @@ namespace npusim::sweep {
 
 using Row = nlohmann::ordered_json;
 
-// Metric columns, in file order (see metrics_of).
-const std::vector<std::string>& metric_columns();
+// Metric columns of a sweep of this device ("npu": see metrics_of; "gpu": the library plan's
+// report::library_sweep_fields()), in file order.
+const std::vector<std::string>& metric_columns(const std::string& device = "npu");
 
 // Metrics of one simulation (computed in the worker): cycles (NPU), host_cycles, time_ms at the
 // configured clock, pe_count, l2_bytes, pe_utilization, DRAM bytes, bound (the bound with the
@@ -30,11 +31,11 @@ Row metrics_of(const report::RunReport& r, const config::HwConfig& cfg);
 
 // point, workload, status ("ok"/"failed"), axis values, metrics (null when failed), error.
 Row make_row(const Point& p, const std::string& workload, const std::vector<std::string>& keys,
-             const Row* metrics, const std::string& error);
+             const Row* metrics, const std::string& error, const std::string& device = "npu");
 
 // CSV header and line of a row (no layers); values quoted when needed.
-std::string csv_header(const std::vector<std::string>& keys);
-std::string csv_line(const Row& row, const std::vector<std::string>& keys);
+std::string csv_header(const std::vector<std::string>& keys, const std::string& device = "npu");
+std::string csv_line(const Row& row, const std::vector<std::string>& keys, const std::string& device = "npu");
 
 // Where a journal line is and whose it is: enough to resume, check, sort and count without
 // holding the rows (a row carries per-layer cycles, a few KB).
@@ -69,7 +70,7 @@ class Journal {
 // streaming the lines from journals, each output through a temporary file and rename.
 void write_results(const std::string& dir, const std::vector<std::string>& journals, std::vector<JournalEntry> entries,
                    const std::vector<std::string>& keys, const std::vector<std::string>& workloads,
-                   bool write_journal = false);
+                   bool write_journal = false, const std::string& device = "npu");
 
 // Small file helpers shared by the sweep driver and merge.
 void write_file_atomic(const std::string& path, const std::string& text);

@@ -38,6 +38,7 @@ void write_manifest(const std::string& dir, const Manifest& m) {
   j["workloads"] = m.workloads;
   j["axis_keys"] = m.axis_keys;
   j["spec"] = spec_to_json(m.spec);
+  if (m.device != "npu") j["device"] = m.device;  // absent: an NPU sweep (files of older versions too)
   write_file_atomic(dir + "/manifest.json", j.dump(2) + "\n");
 }
 
@@ -54,6 +55,8 @@ Manifest read_manifest(const std::string& dir) {
     m.workloads = j.at("workloads").get<std::vector<std::string>>();
     m.axis_keys = j.at("axis_keys").get<std::vector<std::string>>();
     m.spec = spec_from_json(j.at("spec"), path);
+    m.device = j.value("device", "npu");
+    if (m.device != "npu" && m.device != "gpu") throw InputError(path, "device", "is '" + m.device + "': npu or gpu");
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path, "", std::string("damaged manifest: ") + e.what());
   }
@@ -143,7 +146,7 @@ int merge_sweeps(const std::vector<std::string>& given, const std::string& out_d
   Manifest merged = first;
   merged.shard = Shard{};
   // The merged directory gets a journal too (sorted, with wall times): report and merge read it.
-  write_results(out_dir, journals, entries, first.axis_keys, first.workloads, true);
+  write_results(out_dir, journals, entries, first.axis_keys, first.workloads, true, first.device);
   write_manifest(out_dir, merged);
   size_t failed = 0;
   for (const auto& e : entries) failed += e.status != "ok";
@@ -153,10 +156,11 @@ int merge_sweeps(const std::vector<std::string>& given, const std::string& out_d
   return 0;
 }
 
-std::vector<Row> load_rows(const std::string& dir, std::vector<std::string>* axis_keys) {
+std::vector<Row> load_rows(const std::string& dir, std::vector<std::string>* axis_keys, std::string* device) {
   // The journal, not results.jsonl: it is current even while a sweep runs or after a kill.
   const Manifest m = read_manifest(dir);
   if (axis_keys) *axis_keys = m.axis_keys;
+  if (device) *device = m.device;
   std::vector<Row> rows = Journal::read(dir + "/journal.jsonl", false);
   auto rank = [&](const Row& r) {
     return std::make_pair(r.at("point").get<int>(),

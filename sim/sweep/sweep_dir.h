@@ -17,6 +17,7 @@ struct Manifest {
   std::vector<std::string> workloads;  // names, in sweep order
   std::vector<std::string> axis_keys;
   SweepSpec spec;
+  std::string device = "npu";          // of the base hardware: "npu" or "gpu" (its metric columns)
 };
 
 Manifest make_manifest(const SweepSpec& spec, const std::string& fingerprint, const Shard& shard, const Expansion& ex);

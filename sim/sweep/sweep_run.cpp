@@ -15,6 +15,7 @@
 #include "frontends/frontend_ir/frontend_ir_reader.h"
 #include "frontends/registry/registry.h"
 #include "frontends/zoo/zoo.h"
+#include "sim/config/system_config.h"
 #include "sim/ir/error.h"
 #include "sim/sweep/results.h"
 #include "sim/sweep/runner.h"
@@ -87,10 +88,18 @@ int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn
     throw InputError(o.out_dir, "", "no sweep to resume here (no manifest.json): give the sweep file too");
   const SweepSpec spec = given ? *given : old.spec;
 
+  if (config::is_system_config(spec.hw))
+    throw InputError(spec.hw, "system", "a sweep runs one device's config (NPU or GPU); system configs (system.*) "
+                                        "are not sweepable");
   const config::HwConfig base = config::HwConfig::load(spec.hw);
+  // Every point runs the base config's device, whose metric columns the files hold.
+  const std::string device = base.get_string("device");
   const Expansion ex = expand(spec, base);
   const std::vector<std::string> keys = spec.axis_keys();
+  for (const std::string& k : keys)
+    if (k == "device") throw InputError(spec.hw, "device", "is not a sweep axis: sweep the keys of one device's config");
   Manifest m = make_manifest(spec, fingerprint(spec, base), o.shard, ex);
+  m.device = device;
   if (have_manifest) {
     if (old.fingerprint != m.fingerprint)
       throw InputError(manifest_path, "", "holds a different sweep (another sweep file, base config or workload): choose another --out");
@@ -144,7 +153,7 @@ int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn
     auto child = [&](size_t i) {
       const Job& j = jobs[i];
       const config::HwConfig cfg = config::HwConfig::load(spec.hw, j.point->overrides(keys));
-      return metrics_of(simulate(graphs[j.workload], cfg), cfg).dump();
+      return simulate(graphs[j.workload], cfg).dump();
     };
     auto on_done = [&](const TaskOutcome& t) {
       const Job& j = jobs[t.index];
@@ -152,12 +161,12 @@ int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn
       Row row;
       if (t.ok) {
         const Row metrics = Row::parse(t.payload);
-        row = make_row(*j.point, wname, keys, &metrics, "");
+        row = make_row(*j.point, wname, keys, &metrics, "", device);
       } else {
         std::ostringstream timed_out;
         timed_out << "timed out after " << o.timeout_s << " s";
         const std::string err = t.payload == "timed out" ? timed_out.str() : t.payload;
-        row = make_row(*j.point, wname, keys, nullptr, err);
+        row = make_row(*j.point, wname, keys, nullptr, err, device);
       }
       row["wall_s"] = t.wall_s;
       journal.append(row);
@@ -174,7 +183,7 @@ int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn
     throw InternalError("sweep finished with " + std::to_string(entries.size()) + " of " + std::to_string(shard_rows) + " rows");
   size_t failed = 0;
   for (const auto& e : entries) failed += e.status != "ok";
-  write_results(o.out_dir, {journal_path}, entries, keys, names);
+  write_results(o.out_dir, {journal_path}, entries, keys, names, false, device);
   if (!o.quiet)
     log << "sweep: " << entries.size() - failed << " ok, " << failed << " failed; results in " << o.out_dir
         << "/results.csv\n";

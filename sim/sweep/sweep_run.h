@@ -27,8 +27,9 @@ struct SweepRunOptions {
   double timeout_s = 0;    // per point and workload; 0 = none
 };
 
-// One simulation: called in a worker process, at most once per process.
-using SimulateFn = std::function<report::RunReport(const ir::Graph&, const config::HwConfig&)>;
+// One simulation: called in a worker process, at most once per process. Returns the row's
+// metrics: the metric columns of the config's device (sim/sweep/results.h) and "layers".
+using SimulateFn = std::function<nlohmann::ordered_json(const ir::Graph&, const config::HwConfig&)>;
 
 // Reads a workload: a Frontend IR file, or a zoo network generated in-process.
 ir::Graph load_workload(const WorkloadSpec& w);
@@ -45,6 +46,7 @@ int merge_sweeps(const std::vector<std::string>& dirs, const std::string& out_di
 
 // Rows of a sweep directory for analysis (from its journal, so also of a running or killed
 // sweep), sorted by (point, workload), without wall times.
-std::vector<nlohmann::ordered_json> load_rows(const std::string& dir, std::vector<std::string>* axis_keys);
+std::vector<nlohmann::ordered_json> load_rows(const std::string& dir, std::vector<std::string>* axis_keys,
+                                              std::string* device = nullptr);
 
 }  // namespace npusim::sweep

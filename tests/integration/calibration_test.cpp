@@ -26,6 +26,19 @@ TEST(Calibration, GeminiResNet50B1TotalWithinFivePercentOfZebu) {
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 73);
 }
 
+// A ZeBu trace is an NPU's: a GPU or system config is refused, not replaced by an NPU of defaults.
+TEST(Calibration, ATraceAgainstAGpuOrSystemConfigIsRefused) {
+  for (const char* cfg : {"gpu_h100", "system_8x_h100"}) {
+    auto r = run_sim("compare-trace --trace '" + example("gemini_npu/int8_resnet50.sim_quantized_b1_c1_bw16_sim.txt") +
+                     "' --ir '" + example("frontend_ir/int8_resnet50.sim_quantized_b1.json") + "' --hw '" + source_dir() +
+                     "/configs/" + cfg + ".yaml'");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(std::string(cfg) + ".yaml"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("give an NPU config"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("TOTAL"), std::string::npos) << r.output;
+  }
+}
+
 TEST(Calibration, MismatchedTraceAndIrIsAnInputError) {
   // ResNet-34's IR has fewer layers than the ResNet-50 trace references.
   auto r = run_sim("compare-trace --trace '" + example("gemini_npu/int8_resnet50.sim_quantized_b1_c1_bw16_sim.txt") +

@@ -131,6 +131,12 @@ TEST(RegressCli, CommittedGoldenSetsMatch) {
   EXPECT_NE(r.output.find("all match"), std::string::npos) << r.output;
 }
 
+TEST(RegressCli, AGpuConfigIsRefusedNamingIt) {
+  const auto r = run_sim("regress '" + golden() + "' --hw '" + source_dir() + "/configs/gpu_h100.yaml'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("gpu_h100.yaml: device: is gpu"), std::string::npos) << r.output;
+}
+
 TEST(RegressCli, DetectsAChangedBaselineAndUpdateRewritesIt) {
   const std::string d = copy_set(kFp16, "regress_changed");
   RemoveAtEnd cleanup{fs::path(d).parent_path().string()};

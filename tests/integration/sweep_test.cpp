@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <ctime>
 #include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -154,6 +155,36 @@ TEST(SweepCli, FailingPointGivesExitOneAndTheOthersStillRun) {
   EXPECT_NE(csv.find("\n0,zoo:resnet18:b1,ok,8192,16,"), std::string::npos) << csv;
   EXPECT_NE(csv.find("\n2,zoo:resnet18:b1,failed,1,16,"), std::string::npos) << csv;
   EXPECT_NE(csv.find("L2 buffer too small"), std::string::npos) << csv;
+}
+
+// A GPU config sweeps the GPU (the library plan), with the GPU's columns; the HBM bandwidth
+// moves the time. A system config is refused, not swept as something else.
+TEST(SweepCli, AGpuConfigSweepsTheGpu) {
+  const std::string d = scratch_dir("sweep_gpu");
+  const auto r = run_sim("sweep --zoo resnet18:1 --hw '" + source_dir() +
+                         "/configs/gpu_h100.yaml' --set gpu.hbm.bandwidth_gbps=200,3350 -q -j 2 -o '" + d + "/out'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string csv = read_text(d + "/out/results.csv");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "point,workload,status,gpu.hbm.bandwidth_gbps,cycles,time_ms,kernel_us,launch_us,macs,tflops,hbm_bytes,"
+            "kernels,num_sms,bound,error");
+  std::vector<nlohmann::json> rows;
+  std::istringstream jl(read_text(d + "/out/results.jsonl"));
+  for (std::string line; std::getline(jl, line);) rows.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_GT(rows[0]["kernel_us"].get<double>(), 1.2 * rows[1]["kernel_us"].get<double>());  // 200 GB/s is slower
+  EXPECT_EQ(rows[0]["macs"], rows[1]["macs"]);
+  EXPECT_FALSE(rows[0]["layers"].empty());
+  EXPECT_TRUE(rows[0]["layers"][0].contains("class"));
+  // The report ranks by the GPU's columns unless told otherwise.
+  const auto rep = run_sim("sweep report '" + d + "/out'");
+  ASSERT_EQ(rep.exit_code, 0) << rep.output;
+  EXPECT_NE(rep.output.find("best by time_ms"), std::string::npos) << rep.output;
+  EXPECT_NE(rep.output.find("min cycles, min num_sms"), std::string::npos) << rep.output;
+  const auto sys = run_sim("sweep --zoo resnet18:1 --hw '" + source_dir() + "/configs/system_8x_h100.yaml' --set "
+                           "gpu.num_sms=66,132 -q -o '" + d + "/sys'");
+  EXPECT_EQ(sys.exit_code, 2) << sys.output;
+  EXPECT_NE(sys.output.find("system_8x_h100.yaml: system:"), std::string::npos) << sys.output;
 }
 
 TEST(SweepCli, BadSweepFileIsExitTwoNamingFileAndLine) {
