@@ -1,5 +1,5 @@
 // Which bytes of a plan reach HBM: an LRU model of the GPU's L2 over buffer byte ranges, played
-// once over the ops in program order (docs/gpu.md#l2). No SystemC.
+// once over the ops in program order (docs/gpu.md#l2-reuse-in-time). No SystemC.
 // Contract: reads of resident bytes hit; missed bytes are fetched from HBM and become resident;
 // writes allocate dirty lines without a fetch; evicting dirty bytes writes them back (charged
 // to the access that evicts them); overwriting dirty bytes in place costs no write-back (why

@@ -29,7 +29,7 @@ struct MapperParams {
   int staged_prefetch_layers = 3;
   bool serialize_layers = false;
   bool keep_activations_on_chip = true;
-  // Batch groups (docs/mapping.md#batch-groups): false: one run per stretch of layers whose
+  // Batch groups (docs/mapping.md (batch groups)): false: one run per stretch of layers whose
   // weights fit together, on groups set by its tightest layer and the L2 activation share;
   // true: the Gemini compiler's rule, groups of a power of two images sized per spatial stage
   // to fill `batch_group_fill` of the whole L2, a run's activations using the L2 its own

@@ -1,4 +1,4 @@
-// Liveness and batch groups (docs/mapping.md#batch-groups): which activation bytes are live
+// Liveness and batch groups (docs/mapping.md (batch groups)): which activation bytes are live
 // while each layer runs, and the runs of layers that execute depth-first on groups of images
 // when a batch's activations do not fit the L2 activation share. Pure functions of the graph
 // and the mapper's parameters (tests/unit/mapping/segments_test.cpp).

@@ -252,7 +252,7 @@ const std::vector<LayerField>& layer_fields() {
       {"dram_wait_cycles", "cycles", "DMA time waiting for DRAM (bandwidth shared, latency) beyond the channel's own rate", [](const LayerRow& l) { return J(l.dram_wait_cycles); }},
       {"row_tiles", "", "row tiles of the mapping (summed over batch groups)", [](const LayerRow& l) { return J(l.row_tiles); }},
       {"k_chunks", "", "output-channel chunks of the mapping", [](const LayerRow& l) { return J(l.k_chunks); }},
-      {"batch_groups", "", "groups of images the layer ran on (docs/mapping.md#batch-groups)", [](const LayerRow& l) { return J(l.batch_groups); }},
+      {"batch_groups", "", "groups of images the layer ran on (docs/mapping.md (batch groups))", [](const LayerRow& l) { return J(l.batch_groups); }},
       {"bound", "", "compute, memory, vector or host", [](const LayerRow& l) { return J(l.bound); }},
       {"energy_uj", "uJ", "MACs, DRAM and SRAM bytes times the energy.* coefficients (0 when unset)", [](const LayerRow& l) { return J(l.energy_uj); }, true},
   };

@@ -1,4 +1,4 @@
-// The GEMM tile model (docs/gpu.md#matmul) on small hand-computed cases: the K loop (BK and
+// The GEMM tile model (docs/gpu.md#matmul-the-tile-model) on small hand-computed cases: the K loop (BK and
 // pipeline stages), occupancy from shared memory and registers, wave quantisation, the epilogue
 // store, and the L2 hits that the tile order and the tiles running at once decide.
 #include <gtest/gtest.h>
