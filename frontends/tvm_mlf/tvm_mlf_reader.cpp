@@ -265,8 +265,8 @@ bool sniff_tvm_mlf(const std::string& path) {
       }
       case tvm::InputKind::Archive: return tvm::archive_has_member(path, "metadata.json");
       case tvm::InputKind::Json: {
-        const json::Json doc = json::Json::parse(read_text_file(path), nullptr, /*allow_exceptions=*/false);
-        return looks_like_tvm_graph_json(doc);
+        // The checked parse: its depth and size limits hold for a sniff too.
+        return looks_like_tvm_graph_json(json::parse_text(read_text_file(path), path));
       }
       default: return false;
     }
@@ -281,8 +281,7 @@ bool sniff_tvm_mlf_bytes(std::string_view bytes, const json::Json* doc) {
       case tvm::InputKind::Archive: return tvm::archive_bytes_have_member(bytes, "metadata.json");
       case tvm::InputKind::Json: {
         if (doc) return looks_like_tvm_graph_json(*doc);
-        const json::Json parsed = json::Json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
-        return looks_like_tvm_graph_json(parsed);
+        return looks_like_tvm_graph_json(json::parse_text(std::string(bytes), "sniff"));
       }
       default: return false;
     }

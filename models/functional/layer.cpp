@@ -37,6 +37,14 @@ class LayerRun {
   [[noreturn]] void fail(const std::string& key, const std::string& what) const {
     throw InputError(m_file, m_where + "/" + key, what);
   }
+  // Weights of the wrong shape: the weight file is what is wrong (its header's shape), when it
+  // is a file of its own; else the layer's input 2.
+  [[noreturn]] void fail_weights(const Tensor& k) const {
+    const auto f = m_l.files.find("k");
+    const std::string what = "weights are " + k.describe() + ", layer " + m_l.name + " expects " + ir::shape_str(m_l.input_shapes[1]);
+    if (f != m_l.files.end() && m_params.count("k")) throw InputError(f->second, "header: shape", what);
+    fail("input_shape/1", what);
+  }
 
   ir::DType in_dtype(size_t i) const { return i < m_l.input_dtypes.size() ? m_l.input_dtypes[i] : m_in[i].dtype; }
   ir::DType out_dtype() const { return m_l.output_dtypes.empty() ? ir::DType::Float32 : m_l.output_dtypes[0]; }
@@ -86,8 +94,7 @@ class LayerRun {
     if (it != m_params.end()) k = &it->second;
     else if (m_in.size() > 1) k = &m_in[1];
     else fail("file_list/k", std::string(ir::op_name(m_l.op)) + " needs its weights k");
-    if (m_l.input_shapes.size() > 1 && k->shape != m_l.input_shapes[1])
-      fail("input_shape/1", "weights are " + k->describe() + ", the layer expects " + ir::shape_str(m_l.input_shapes[1]));
+    if (m_l.input_shapes.size() > 1 && k->shape != m_l.input_shapes[1]) fail_weights(*k);
     if (k->shape.empty()) fail("file_list/k", "weights are a scalar");
     if (!is_integer_dtype(k->dtype)) return *k;
     const int64_t kk = k->shape[0], per = k->size() / kk;
@@ -308,8 +315,7 @@ class LayerRun {
     std::vector<double> k_scales;   // per-N scales of integer weights k
     if (auto it = m_params.find("k"); it != m_params.end()) {
       const Tensor& k = it->second;
-      if (m_l.input_shapes.size() > 1 && k.shape != m_l.input_shapes[1])
-        fail("input_shape/1", "weights are " + k.describe() + ", the layer expects " + ir::shape_str(m_l.input_shapes[1]));
+      if (m_l.input_shapes.size() > 1 && k.shape != m_l.input_shapes[1]) fail_weights(k);
       b = k;
       if (is_integer_dtype(k.dtype)) {
         k_scales = k_scale(n);

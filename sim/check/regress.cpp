@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "frontends/frontend_ir/frontend_ir_reader.h"
+#include "frontends/json_util.h"
 #include "frontends/registry/registry.h"
 #include "sim/check/check.h"
 #include "sim/config/hw_config.h"
@@ -29,6 +30,9 @@ json read_json(const std::string& path) {
   if (!f) throw InputError(path, "", "cannot open");
   std::stringstream s;
   s << f.rdbuf();
+  // The checked parse first: a file nested deeper than its limit is refused before any value of
+  // unbounded depth is built (nlohmann copies and compares recursively).
+  (void)npusim::json::parse_text(s.str(), path);
   try {
     return json::parse(s.str());
   } catch (const json::exception& e) {
@@ -79,6 +83,28 @@ std::string change(const std::string& what, long long e, long long a) {
   char pct[32] = "";
   if (e != 0) std::snprintf(pct, sizeof pct, ", %+.2f%%", 100.0 * static_cast<double>(a - e) / static_cast<double>(e));
   return what + ": " + std::to_string(e) + " -> " + std::to_string(a) + " (" + signed_str(a - e) + pct + ")";
+}
+
+// The fields diff_reports reads, with the types it reads them as: anything else in a stored
+// report is a file error naming the JSON pointer, not an exception from deep in the compare.
+void check_expected_report(const json& j, const std::string& path) {
+  if (!j.is_object()) throw InputError(path, "", "expected the JSON object of a `sim --report` file");
+  if (j.contains("totals")) {
+    if (!j["totals"].is_object()) throw InputError(path, "/totals", "expected an object");
+    for (const char* k : {"npu_cycles", "host_cycles"})
+      if (j["totals"].contains(k) && !j["totals"][k].is_number_integer())
+        throw InputError(path, std::string("/totals/") + k, "expected an integer, got " + j["totals"][k].dump());
+  }
+  if (!j.contains("layers")) return;
+  if (!j["layers"].is_array()) throw InputError(path, "/layers", "expected an array of layers");
+  for (size_t i = 0; i < j["layers"].size(); ++i) {
+    const json& l = j["layers"][i];
+    const std::string at = "/layers/" + std::to_string(i);
+    if (!l.is_object()) throw InputError(path, at, "expected a layer object");
+    if (l.contains("name") && !l["name"].is_string()) throw InputError(path, at + "/name", "expected a string");
+    if (l.contains("cycles") && !l["cycles"].is_number_integer())
+      throw InputError(path, at + "/cycles", "expected an integer, got " + l["cycles"].dump());
+  }
 }
 
 long long int_at(const json& j, const char* a, const char* b) {
@@ -187,7 +213,9 @@ int run_regress(const std::string& root, const RegressOptions& o, const Simulate
       failed = true;
       continue;
     }
-    const std::vector<std::string> diffs = diff_reports(read_json(s.expected_report), actual);
+    const json expected = read_json(s.expected_report);
+    check_expected_report(expected, s.expected_report);
+    const std::vector<std::string> diffs = diff_reports(expected, actual);
     if (diffs.empty()) {
       out << s.name << ": timing: match (" << int_at(actual, "totals", "npu_cycles") << " NPU cycles, "
           << actual["layers"].size() << " layers)\n";

@@ -103,6 +103,9 @@ static int sim_main(int argc, char** argv) {
     if (cfg_cmd->parsed()) return cli::run_config(markdown, cfg_hw, cfg_sets);
     if (const int rc = run_sweep_cmd(); rc >= 0) return rc;
     cli::plot_prepare(plot, run);
+    if (check.wanted() && (app.get_option("--plan")->count() > 0 || app.get_option("--model")->count() > 0))
+      throw InputError("sim", "--check", "checks a workload given with --ir against its golden .npy files; an ARK "
+                                         "--plan/--model run has nothing to check");
     if (const int rc = run_gpu_cmd(); rc >= 0) return cli::plot_finish(rc, plot, run);
     if (const int rc = run_regress_cmd(); rc >= 0) return rc;
     if (run.ir.empty()) {

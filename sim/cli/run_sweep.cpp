@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -62,7 +63,15 @@ nlohmann::ordered_json simulate(const ir::Graph& g, const config::HwConfig& cfg)
   return sweep::metrics_of(report::build_report(g.name, prog, sim.timings, cfg, params), cfg);
 }
 
+// Options that cannot mean anything are refused by name, not run as some default.
+void check_pool_options(int jobs, double timeout_s, const char* what) {
+  if (jobs < 0) throw InputError(what, "--jobs", "must be 0 (one worker per core) or more, got " + std::to_string(jobs));
+  if (!(timeout_s >= 0) || !std::isfinite(timeout_s))
+    throw InputError(what, "--timeout", "must be 0 (none) or a finite number of seconds, got " + std::to_string(timeout_s));
+}
+
 int run_sweep(const SweepCliOptions& o) {
+  check_pool_options(o.jobs, o.timeout_s, "sweep");
   const bool from_flags = !o.irs.empty() || !o.zoos.empty() || !o.sets.empty();
   if (!o.file.empty() && from_flags)
     throw InputError("sweep", o.file, "give a sweep file or --ir/--zoo/--set, not both");
@@ -139,6 +148,7 @@ std::function<int()> add_sweep_command(CLI::App& app) {
     if (!cmd->parsed()) return -1;
     if (sub->parsed()) {
       if (!o->slurm) throw InputError("sweep submit", "", "name the scheduler: --slurm (the only one so far)");
+      check_pool_options(0, o->submit.timeout_s, "sweep submit");
       std::unique_ptr<sweep::SweepSpec> spec;
       if (!o->submit_file.empty()) spec = std::make_unique<sweep::SweepSpec>(sweep::load_sweep_file(o->submit_file));
       return sweep::submit_sweep(spec.get(), o->submit, std::cout, std::cerr);

@@ -141,7 +141,13 @@ int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn
   // Parse every workload once, before the directory is claimed; forked workers inherit them.
   std::vector<ir::Graph> graphs;
   if (!jobs.empty())
-    for (const auto& w : spec.workloads) graphs.push_back(load_workload(w));
+    for (const auto& w : spec.workloads) {
+      try {
+        graphs.push_back(load_workload(w));
+      } catch (const InputError& e) {  // say which entry of the sweep it was
+        throw InputError(spec.source, w.where.empty() ? "workload " + w.name : w.where, e.what());
+      }
+    }
   if (!have_manifest) write_manifest(o.out_dir, m);
 
   if (!jobs.empty()) {

@@ -244,6 +244,7 @@ SweepSpec load_sweep_file(const std::string& path) {
             WorkloadSpec x;
             x.name = w.IsScalar() ? w.Scalar() : w["ir"].as<std::string>();
             x.path = resolve(dir, x.name);
+            x.where = ww;
             s.workloads.push_back(x);
           } else if (w.IsMap() && w["zoo"]) {
             int batch = 1;
@@ -254,6 +255,7 @@ SweepSpec load_sweep_file(const std::string& path) {
             }
             s.workloads.push_back(zoo_workload(w["zoo"].as<std::string>(), batch,
                                                w["dtype"] ? w["dtype"].as<std::string>() : "int8"));
+            s.workloads.back().where = ww;
           } else {
             throw InputError(path, ww, "expected a file name, {ir: file} or {zoo: model, batch: N}");
           }
@@ -302,7 +304,7 @@ SweepSpec sweep_from_flags(const std::vector<std::string>& irs, const std::vecto
   SweepSpec s;
   s.source = "--set";
   s.hw = hw;
-  for (const auto& p : irs) s.workloads.push_back({p, p, "", 1, "int8"});
+  for (const auto& p : irs) s.workloads.push_back({p, p, "", 1, "int8", "--ir " + p});
   for (const auto& z : zoos) {
     // model[:batch[:dtype]]
     std::vector<std::string> parts;
@@ -312,6 +314,7 @@ SweepSpec sweep_from_flags(const std::vector<std::string>& irs, const std::vecto
     if (parts.empty() || parts.size() > 3 || (parts.size() > 1 && (!to_int(parts[1], batch) || batch < 1)))
       throw InputError("--zoo", z, "expected model[:batch[:dtype]], e.g. resnet50:1");
     s.workloads.push_back(zoo_workload(parts[0], static_cast<int>(batch), parts.size() > 2 ? parts[2] : "int8"));
+    s.workloads.back().where = "--zoo " + z;
   }
   for (const auto& a : sets) {
     const auto eq = a.find('=');

@@ -17,6 +17,7 @@ struct WorkloadSpec {
   std::string zoo_model;  // zoo workload: generated in-process
   int zoo_batch = 1;
   std::string zoo_dtype = "int8";
+  std::string where;      // its place in the sweep file ("workloads (line 4)") or the flag
 };
 
 // One axis: a single key, or zipped keys that step together.

@@ -137,6 +137,26 @@ TEST(RegressCli, AGpuConfigIsRefusedNamingIt) {
   EXPECT_NE(r.output.find("gpu_h100.yaml: device: is gpu"), std::string::npos) << r.output;
 }
 
+// A stored report with a value of the wrong type is a file error naming the JSON pointer (exit 2),
+// not an internal error from the compare.
+TEST(RegressCli, AWrongTypeInTheStoredReportNamesItsPlace) {
+  const std::string d = copy_set(kFp16, "regress_wrong_type");
+  RemoveAtEnd cleanup{fs::path(d).parent_path().string()};
+  auto rep = nlohmann::json::parse(read_text(d + "/expected_report.json"));
+  rep["layers"][3]["cycles"] = "many";
+  std::ofstream(d + "/expected_report.json") << rep.dump(2);
+  const std::string hw = " --hw '" + npu_yaml() + "'";
+  auto r = run_sim("regress '" + d + "'" + hw);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("expected_report.json: /layers/3/cycles: expected an integer"), std::string::npos) << r.output;
+  rep["layers"][3]["cycles"] = 1;
+  rep["totals"]["npu_cycles"] = nlohmann::json::array();
+  std::ofstream(d + "/expected_report.json") << rep.dump(2);
+  r = run_sim("regress '" + d + "'" + hw);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("/totals/npu_cycles"), std::string::npos) << r.output;
+}
+
 TEST(RegressCli, DetectsAChangedBaselineAndUpdateRewritesIt) {
   const std::string d = copy_set(kFp16, "regress_changed");
   RemoveAtEnd cleanup{fs::path(d).parent_path().string()};

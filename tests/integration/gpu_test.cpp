@@ -58,6 +58,15 @@ TEST(GpuSim, TutorialPlansRunOnTheA100TheyWereWrittenFor) {
   EXPECT_EQ(t["tutorial/plan.json"], t["tutorial_v2/plan.json"]);  // same plan, two file layouts
 }
 
+// --check compares a workload's layers with golden .npy files: an ARK plan run has none, so the
+// option is refused rather than ignored.
+TEST(GpuSim, CheckWithAnArkPlanIsRefused) {
+  const auto r = run_sim("--plan " + ark("tutorial/plan_1_larger_tile.json") + " " + hw("gpu_a100") + " --check");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--check"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("nothing to check"), std::string::npos) << r.output;
+}
+
 TEST(GpuSim, SplitKMatmulsRunConcurrentlyAndTheAddWaitsForBoth) {
   const json rep = run_report("--plan " + ark("tutorial/plan_2_split_k.json") + " " + hw("gpu_a100"), "splitk");
   const json& pgs = rep["ranks"][0]["processor_groups"];

@@ -112,19 +112,26 @@ class MalformedLarge : public ::testing::Test {
 
 std::string nested(int n) { return std::string(static_cast<size_t>(n), '[') + std::string(static_cast<size_t>(n), ']'); }
 
-TEST_F(MalformedLarge, JsonNested50000DeepInAnIgnoredField) {
-  const std::string ir = write("deep.json", R"({"x": {"operation": "conv2d", "layer_index": 0, "extra": )" + nested(50000) + "}}");
+// 10^6 levels: no reader, sniffer or later pass recurses on the structure (each reader refuses
+// depth beyond its limit before building the value).
+TEST_F(MalformedLarge, JsonNestedAMillionDeepInAnIgnoredField) {
+  const std::string ir = write("deep.json", R"({"x": {"operation": "conv2d", "layer_index": 0, "extra": )" + nested(1000000) + "}}");
   expect_refused("--ir " + shell_quote(ir) + " -q", "deep.json: /x/extra/0/0");
   expect_refused("--ir " + shell_quote(ir) + " -q", "nested deeper than 256");
-  const std::string plan = write("plan.json", R"({"TaskInfos": [], "Extra": )" + nested(50000) + "}");
+  // At the top level, beside the layers: the format sniffers parse the whole text too.
+  const std::string top = write("top.json", R"({"zz": )" + nested(1000000) + R"(, "x": {"operation": "conv2d"}})");
+  expect_refused("--ir " + shell_quote(top) + " -q", "top.json: /zz/0/0");
+  const std::string plan = write("plan.json", R"({"TaskInfos": [], "Extra": )" + nested(1000000) + "}");
   expect_refused("--plan " + shell_quote(plan) + " -q", "plan.json: /Extra/0/0");
+  const std::string pipe = write("pipe.json", R"({"supertasks": )" + nested(1000000) + "}");
+  expect_refused("--ir " + shell_quote(pipe) + " -q", "pipe.json: /supertasks/0/0");
 }
 
-TEST_F(MalformedLarge, YamlAndTraceNested50000Deep) {
-  const std::string hw = write("deep.yaml", "npu: " + nested(50000) + "\n");
+TEST_F(MalformedLarge, YamlAndTraceNestedAMillionDeep) {
+  const std::string hw = write("deep.yaml", "npu: " + nested(1000000) + "\n");
   expect_refused("--ir " + shell_quote(malformed_dir() + "/files/ir/good.json") + " --hw " + shell_quote(hw) + " -q", "deep.yaml");
   const std::string trace = write("deep_sim.txt", "[pe_conv, {'slyr': 0, 'clyr': [], 'wkl': 0, 'tile': -1}, "
-                                                  "{'inst_idx': 1, 'time': [0, 1]}, {'a': " + nested(50000) + "}]\n");
+                                                  "{'inst_idx': 1, 'time': [0, 1]}, {'a': " + nested(1000000) + "}]\n");
   expect_refused("compare-trace --trace " + shell_quote(trace) + " --ir " + shell_quote(malformed_dir() + "/files/ir/good.json"),
                  "deep_sim.txt: line 1");
 }

@@ -157,6 +157,35 @@ TEST(SweepCli, FailingPointGivesExitOneAndTheOthersStillRun) {
   EXPECT_NE(csv.find("L2 buffer too small"), std::string::npos) << csv;
 }
 
+// A workload entry the zoo cannot build is named by the sweep file and its line, not only by the
+// zoo's own message.
+TEST(SweepCli, ABadZooEntryNamesTheSweepFileAndLine) {
+  const std::string d = scratch_dir("sweep_bad_zoo");
+  for (const char* entry : {"  - zoo: resnet18\n    batch: 0\n", "  - zoo: resnet7\n"}) {
+    const std::string path = d + "/s.yaml";
+    std::ofstream(path) << "workloads:\n" << entry << "hw: " << source_dir() << "/configs/npu.yaml\n"
+                        << "axes:\n  - npu.l2.size_kib: [8192]\n";
+    std::system(("rm -rf '" + d + "/out'").c_str());
+    const auto r = run_sim("sweep '" + path + "' -o '" + d + "/out'");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("s.yaml: workloads (line 2)"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(std::string(entry).find("batch") != std::string::npos ? "batch" : "resnet7"), std::string::npos)
+        << r.output;
+  }
+}
+
+// A negative worker count or a negative / NaN timeout means nothing: refused by name.
+TEST(SweepCli, MeaninglessJobsOrTimeoutAreRefused) {
+  const std::string d = scratch_dir("sweep_bad_opts");
+  const std::string base = "sweep --zoo resnet18:1 --hw '" + source_dir() + "/configs/npu.yaml' --set npu.l2.size_kib=8192 -o '" + d;
+  for (const auto& [opt, name] : {std::make_pair("-j -1", "--jobs"), std::make_pair("--timeout -5", "--timeout"),
+                                  std::make_pair("--timeout nan", "--timeout")}) {
+    const auto r = run_sim(base + "/o" + std::to_string(std::hash<std::string>{}(opt)) + "' " + opt);
+    EXPECT_EQ(r.exit_code, 2) << opt << "\n" << r.output;
+    EXPECT_NE(r.output.find(name), std::string::npos) << r.output;
+  }
+}
+
 // A GPU config sweeps the GPU (the library plan), with the GPU's columns; the HBM bandwidth
 // moves the time. A system config is refused, not swept as something else.
 TEST(SweepCli, AGpuConfigSweepsTheGpu) {

@@ -114,6 +114,17 @@ TEST(Check, WrongDtypeOrShapeIsAnInputError) {
   EXPECT_NE(e.find("q0_out.npy"), std::string::npos) << e;
 }
 
+// Weights of the wrong shape: the weight file is named, not the layer's input activation.
+TEST(Check, WrongWeightShapeNamesTheWeightFile) {
+  Tiny t("weight_shape");
+  write_npy(t.dir + "/w/c1_k.npy", make_npy(NpyType::I8, {2, 1, 1, 2}, {3, -1, 3, -1}));
+  const std::string e = input_error_of([&] { t.run(); });
+  EXPECT_NE(e.find("w/c1_k.npy: header: shape"), std::string::npos) << e;
+  EXPECT_NE(e.find("[2,1,1,2]"), std::string::npos) << e;
+  EXPECT_NE(e.find("c1 expects [2,1,1,1]"), std::string::npos) << e;
+  EXPECT_EQ(e.find("c1_in.npy"), std::string::npos) << e;
+}
+
 TEST(Check, Fp8LayersAreRefusedNamingTheLayer) {
   Tiny t("fp8");
   ir::Graph g = t.graph;
