@@ -152,8 +152,10 @@ class Workload(dict):
 class Report(dict):
     """The JSON report of one run (`sim --report`), as Python objects: report["totals"], ...
 
-    .layers is the per-layer rows, a list of dicts with the fields of the JSON report
-    (NPU runs); .to_pandas() makes a DataFrame of them (needs pandas). .path: the JSON file.
+    .layers is the per-layer rows, a list of dicts with the fields of the JSON report: an NPU's
+    layers or a GPU's library kernels (both with name, op, time_us, macs, bytes, bound), a
+    system's supertasks, or an ARK plan's processor groups; .to_pandas() makes a DataFrame of
+    them (needs pandas). .path: the JSON file.
     """
 
     def __init__(self, doc, path=None):
@@ -166,8 +168,6 @@ class Report(dict):
             return self["layers"]
         if "supertasks" in self:  # a multi-device run
             return self["supertasks"]
-        if "kernels" in self:  # a GPU run of library kernels
-            return self["kernels"]
         rows = []  # a GPU run: processor groups of every rank
         for rank in self.get("ranks", []):
             rows += rank.get("processor_groups", [])

@@ -83,6 +83,16 @@ LibraryReport build_library_report(const std::string& workload, const mapping::L
   return r;
 }
 
+std::string dominant_kernel_bound(const LibraryReport& r) {
+  std::map<std::string, double> by;
+  std::string best;
+  for (const LibraryKernelRow& k : r.rows) {
+    const double t = by[k.bound] += k.time_us;
+    if (best.empty() || t > by[best]) best = k.bound;
+  }
+  return best;
+}
+
 const std::vector<LibraryField>& library_sweep_fields() {
   using J = nlohmann::json;
   static const std::vector<LibraryField> f = {
@@ -98,15 +108,8 @@ const std::vector<LibraryField>& library_sweep_fields() {
       {"hbm_bytes", "bytes", "HBM traffic of every kernel", [](const LibraryReport& r) { return J(std::llround(r.hbm_bytes)); }},
       {"kernels", "", "kernels launched", [](const LibraryReport& r) { return J(r.kernels); }},
       {"num_sms", "SMs", "gpu.num_sms", [](const LibraryReport& r) { return J(r.num_sms); }},
-      {"bound", "", "the kernel bound with the most kernel time (ties to the earlier kernel)", [](const LibraryReport& r) {
-         std::map<std::string, double> by;
-         std::string best;
-         for (const LibraryKernelRow& k : r.rows) {
-           const double t = by[k.bound] += k.time_us;
-           if (best.empty() || t > by[best]) best = k.bound;
-         }
-         return J(best);
-       }},
+      {"bound", "", "the kernel bound with the most kernel time (ties to the earlier kernel)",
+       [](const LibraryReport& r) { return J(dominant_kernel_bound(r)); }},
   };
   return f;
 }
@@ -156,20 +159,30 @@ nlohmann::ordered_json library_to_json(const LibraryReport& r) {
   j["plan"] = {{"kind", "library"},         {"fusion", r.fusion},   {"launch", r.launch},
                {"row_kernels", r.row_kernels}, {"kernels", r.kernels},
                {"distinct_kernels", r.distinct_kernels}};
-  j["totals"] = {{"time_us", round3(r.total_us)}, {"kernel_us", round3(r.kernel_us)}, {"launch_us", round3(r.launch_us)},
-                 {"macs", r.macs}, {"flops", r.flops}, {"hbm_bytes", std::round(r.hbm_bytes)}};
+  // The core keys every device's report has (device, time_us, cycles, macs, dram_bytes, bound),
+  // then the GPU's own.
+  j["totals"] = {{"device", "gpu"},
+                 {"time_us", round3(r.total_us)},
+                 {"cycles", std::llround(r.total_us * r.clock_mhz)},
+                 {"macs", std::llround(r.macs)},
+                 {"dram_bytes", std::llround(r.hbm_bytes)},
+                 {"bound", dominant_kernel_bound(r)},
+                 {"kernel_us", round3(r.kernel_us)},
+                 {"launch_us", round3(r.launch_us)},
+                 {"flops", r.flops},
+                 {"hbm_bytes", std::round(r.hbm_bytes)}};
   nlohmann::ordered_json by = nlohmann::ordered_json::object();
   for (const auto& [c, us] : r.time_by_class) by[c] = round3(us);
   j["time_by_class_us"] = by;
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const LibraryKernelRow& k : r.rows)
-    rows.push_back({{"index", k.index}, {"name", k.name}, {"class", k.kernel_class}, {"ir_ops", k.ir_ops},
+    rows.push_back({{"index", k.index}, {"name", k.name}, {"op", k.kernel_class}, {"class", k.kernel_class}, {"ir_ops", k.ir_ops},
                     {"shape", k.shape}, {"dtype", k.dtype}, {"schedule", k.schedule}, {"candidates", k.candidates},
                     {"start_us", round3(k.start_us)}, {"time_us", round3(k.time_us)}, {"share", round3(k.share)},
                     {"macs", k.macs}, {"flops", k.flops}, {"tflops", round3(k.tflops)},
-                    {"hbm_bytes", std::round(k.hbm_bytes)}, {"min_bytes", std::round(k.min_bytes)}, {"bound", k.bound},
-                    {"bound_share", round3(k.bound_share)}});
-  j["kernels"] = rows;
+                    {"hbm_bytes", std::round(k.hbm_bytes)}, {"bytes", std::llround(k.hbm_bytes)},
+                    {"min_bytes", std::round(k.min_bytes)}, {"bound", k.bound}, {"bound_share", round3(k.bound_share)}});
+  j["layers"] = rows;  // one row per kernel, with the core keys of every device's layers
   j["free_ops"] = r.free_ops;
   nlohmann::ordered_json c = nlohmann::ordered_json::object();
   for (const auto& [k, v] : r.config) c[k] = v;

@@ -125,6 +125,7 @@ RunReport build_report(const std::string& workload, const mapping::Program& prog
     if (row.device == "npu" && r.npu_cycles > 0) row.share = static_cast<double>(row.cycles) / r.npu_cycles;
   // NPU layers first, then host layers (reported separately).
   std::stable_partition(rows.begin(), rows.end(), [](const LayerRow& x) { return x.device == "npu"; });
+  for (LayerRow& row : rows) row.time_us = r.clock_mhz > 0 ? static_cast<double>(row.cycles) / r.clock_mhz : 0;
   r.layers = std::move(rows);
   if (!prog.layers.empty()) r.peak_macs_per_cycle = prog.layers[0].peak_macs_per_cycle;
   for (const auto& lp : prog.layers)
@@ -238,6 +239,7 @@ const std::vector<LayerField>& layer_fields() {
       {"start_cycle", "cycles", "first command of the layer starts", [](const LayerRow& l) { return J(l.start_cycle); }},
       {"end_cycle", "cycles", "last command of the layer ends", [](const LayerRow& l) { return J(l.end_cycle); }},
       {"cycles", "cycles", "NPU time charged to the layer (compute frontier; NPU layers add up to the total)", [](const LayerRow& l) { return J(l.cycles); }},
+      {"time_us", "us", "cycles at clock_mhz (a core key: GPU reports' layers have it too)", [](const LayerRow& l) { return J(round3(l.time_us)); }},
       {"share", "fraction", "cycles / total NPU cycles", [](const LayerRow& l) { return J(l.share); }, true},
       {"pe_busy_cycles", "cycles", "PE array busy on this layer (measured by the unit)", [](const LayerRow& l) { return J(l.pe_busy_cycles); }},
       {"vp_busy_cycles", "cycles", "vector processor busy on this layer", [](const LayerRow& l) { return J(l.vp_busy_cycles); }},
@@ -247,6 +249,7 @@ const std::vector<LayerField>& layer_fields() {
       {"pe_utilization", "fraction", "macs / (cycles x peak MAC/cycle)", [](const LayerRow& l) { return J(l.pe_utilization); }, true},
       {"dram_read_bytes", "bytes", "weights and activation loads, as served by the DRAM model", [](const LayerRow& l) { return J(l.dram_read_bytes); }},
       {"dram_write_bytes", "bytes", "stores and spills, as served by the DRAM model", [](const LayerRow& l) { return J(l.dram_write_bytes); }},
+      {"bytes", "bytes", "dram_read_bytes + dram_write_bytes: off-chip bytes (a core key: HBM bytes on a GPU)", [](const LayerRow& l) { return J(l.dram_read_bytes + l.dram_write_bytes); }},
       {"l2_bytes", "bytes", "bytes moved through the L2 port by the layer's commands (counted by the L2 model)", [](const LayerRow& l) { return J(l.l2_bytes); }},
       {"port_wait_cycles", "cycles", "time the layer's commands waited for the shared L2 port beyond their own latency", [](const LayerRow& l) { return J(l.port_wait_cycles); }},
       {"dram_wait_cycles", "cycles", "DMA time waiting for DRAM (bandwidth shared, latency) beyond the channel's own rate", [](const LayerRow& l) { return J(l.dram_wait_cycles); }},
@@ -273,9 +276,13 @@ std::string dominant_bound(const RunReport& r) {
 const std::vector<RunField>& run_fields() {
   using J = nlohmann::json;
   static const std::vector<RunField> f = {
+      {"device", "", "npu (a core key: every device's report has it)", [](const RunReport&) { return J("npu"); }, true, false},
       {"npu_cycles", "cycles", "end of the last NPU layer (the simulated time)",
        [](const RunReport& r) { return J(r.npu_cycles); }, true, false},
-      {"cycles", "cycles", "npu_cycles", [](const RunReport& r) { return J(r.npu_cycles); }, false, true},
+      {"cycles", "cycles", "npu_cycles (a core key: the simulated time at the device clock)",
+       [](const RunReport& r) { return J(r.npu_cycles); }, true, true},
+      {"time_us", "us", "npu_cycles at clock_mhz (a core key)",
+       [](const RunReport& r) { return J(round3(r.npu_cycles / r.clock_mhz)); }, true, false},
       {"host_cycles", "cycles", "host (cpu) layers, summed; not in npu_cycles",
        [](const RunReport& r) { return J(r.host_cycles); }, true, true},
       {"time_ms", "ms", "npu_cycles at clock_mhz",
@@ -291,10 +298,10 @@ const std::vector<RunField>& run_fields() {
        [](const RunReport& r) { return J(r.dram_read_bytes); }, true, true},
       {"dram_write_bytes", "bytes", "served by the DRAM model, all layers",
        [](const RunReport& r) { return J(r.dram_write_bytes); }, true, true},
-      {"dram_bytes", "bytes", "dram_read_bytes + dram_write_bytes",
-       [](const RunReport& r) { return J(r.dram_read_bytes + r.dram_write_bytes); }, false, true},
+      {"dram_bytes", "bytes", "dram_read_bytes + dram_write_bytes (a core key: off-chip bytes)",
+       [](const RunReport& r) { return J(r.dram_read_bytes + r.dram_write_bytes); }, true, true},
       {"bound", "", "the layer bound with the most cycles (compute, memory, vector, host; ties to the earlier)",
-       [](const RunReport& r) { return J(dominant_bound(r)); }, false, true},
+       [](const RunReport& r) { return J(dominant_bound(r)); }, true, true},
       {"energy_uj", "uJ", "MACs, DRAM and SRAM bytes at the energy.* costs (0 when none is set)",
        [](const RunReport& r) { return J(r.energy_uj); }, true, false},
       {"energy_uj", "uJ", "as in totals; empty when no energy.* cost is set",

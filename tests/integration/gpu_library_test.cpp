@@ -46,7 +46,7 @@ TEST(GpuLibrary, BertRunsAsFusedKernelsAboveEveryKernelsPhysicalBound) {
   EXPECT_NE(r.output.find("time by kernel class:"), std::string::npos) << r.output;
   const json rep = json::parse(read_text(d + "/r.json"));
   EXPECT_EQ(rep["plan"]["kind"], "library");
-  const json& kernels = rep["kernels"];
+  const json& kernels = rep["layers"];
   ASSERT_EQ(kernels.size(), 3u + 2u * 7u);  // embeddings; 7 kernels a layer
   // Both layers' kernels run alike, and every layer norm is the same kernel: gather, position add,
   // layer norm, QKV, attention, output projection, FC1, FC2.
@@ -86,8 +86,8 @@ TEST(GpuLibrary, EagerLaunchAndNoFusionAreSlowerAndFusionFewerKernels) {
   EXPECT_GT(eager["totals"]["time_us"].get<double>(), graph["totals"]["time_us"].get<double>());
   // Small kernels: eager is host-bound, one launch per eager_host_us.
   const double host = cfg(eager, "gpu.launch.eager_host_us");
-  EXPECT_GE(eager["totals"]["time_us"].get<double>(), host * (eager["kernels"].size() - 1));
-  EXPECT_GT(unfused["kernels"].size(), eager["kernels"].size());
+  EXPECT_GE(eager["totals"]["time_us"].get<double>(), host * (eager["layers"].size() - 1));
+  EXPECT_GT(unfused["layers"].size(), eager["layers"].size());
   EXPECT_GT(unfused["totals"]["time_us"].get<double>(), eager["totals"]["time_us"].get<double>());
   // The ARK DefaultPlanner stays available.
   const auto ark = run_sim("--ir '" + ir + "'" + hw("gpu_h100") + " --gpu-plan ark");
@@ -112,9 +112,9 @@ TEST(GpuLibrary, LoopedRowKernelsAreTheDefaultWithoutFusion) {
   EXPECT_EQ(looped["plan"]["row_kernels"], "looped");
   EXPECT_EQ(eager["plan"]["row_kernels"], "looped");
   EXPECT_EQ(report(d, ir, "gpu_h100", "--fusion off --row-kernels one-pass")["plan"]["row_kernels"], "one-pass");
-  ASSERT_EQ(looped["kernels"].size(), 1u);
-  EXPECT_NE(looped["kernels"][0]["schedule"].get<std::string>().find("looped rows 2 passes, 32 warps"), std::string::npos)
-      << looped["kernels"][0].dump();
+  ASSERT_EQ(looped["layers"].size(), 1u);
+  EXPECT_NE(looped["layers"][0]["schedule"].get<std::string>().find("looped rows 2 passes, 32 warps"), std::string::npos)
+      << looped["layers"][0].dump();
   // The same bytes leave HBM; the chain of round trips makes it slower than the one-pass kernel.
   EXPECT_GT(looped["totals"]["kernel_us"].get<double>(), 1.5 * one["totals"]["kernel_us"].get<double>());
   EXPECT_EQ(run_sim("--ir '" + ir + "'" + hw("gpu_h100") + " --row-kernels twice").exit_code, 2);
@@ -124,7 +124,7 @@ TEST(GpuLibrary, PrecisionsRunAtTheirOwnRates) {
   const std::string d = scratch_dir("gpu_library_dtypes");
   auto us = [&](const std::string& dtype, const std::string& flags = "") {
     const std::string ir = zoo(d, "mm_" + dtype, "op matmul m=4096 n=4096 k=4096 --dtype " + dtype);
-    return report(d, ir, "gpu_a100", flags)["kernels"][0]["time_us"].get<double>();
+    return report(d, ir, "gpu_a100", flags)["layers"][0]["time_us"].get<double>();
   };
   const double fp16 = us("fp16"), int8 = us("int8"), ffma = us("fp32"), tf32 = us("fp32", "--tf32");
   // A100: 624 int8 TOPS (of which int8 GEMMs reach int8_mma_share 0.56 beside fp16's share of its
@@ -144,14 +144,14 @@ TEST(GpuLibrary, Fp8RunsOnHopperAndIsRefusedWhereThereAreNoFp8TensorCores) {
   const std::string e5m2 = zoo(d, "mm_e5m2", "op matmul m=4096 n=4096 k=4096 --dtype fp8_e5m2");
   const std::string fp16 = zoo(d, "mm_fp16", "op matmul m=4096 n=4096 k=4096 --dtype fp16");
   const json r8 = report(d, fp8, "gpu_h100"), r16 = report(d, fp16, "gpu_h100");
-  const json& k8 = r8["kernels"][0];
+  const json& k8 = r8["layers"][0];
   EXPECT_EQ(k8["dtype"], "fp8_e4m3");
   EXPECT_NE(k8["schedule"].get<std::string>().find("x128:"), std::string::npos) << k8.dump();  // TK = 128 elements
-  const double t8 = k8["time_us"].get<double>(), t16 = r16["kernels"][0]["time_us"].get<double>();
+  const double t8 = k8["time_us"].get<double>(), t16 = r16["layers"][0]["time_us"].get<double>();
   EXPECT_LT(t8, 0.7 * t16);
   EXPECT_GT(t8, 0.4 * t16);
   EXPECT_GE(t8 * 1e-6, 2.0 * 4096 * 4096 * 4096 / (cfg(r8, "gpu.tensor_tflops.fp8") * 1e12));
-  EXPECT_EQ(report(d, e5m2, "gpu_h100")["kernels"][0]["dtype"], "fp8_e5m2");
+  EXPECT_EQ(report(d, e5m2, "gpu_h100")["layers"][0]["dtype"], "fp8_e5m2");
   const auto a100 = run_sim("--ir '" + fp8 + "'" + hw("gpu_a100") + " -q");
   EXPECT_EQ(a100.exit_code, 2) << a100.output;
   EXPECT_NE(a100.output.find("gpu.tensor_tflops.fp8: is 0"), std::string::npos) << a100.output;
@@ -192,8 +192,8 @@ TEST(GpuLibrary, SingleOpsAgreeWithGpuCalibrate) {
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::string ir = zoo(d, "op" + std::to_string(i), cases[i].zoo_args + " --dtype fp16");
     const json rep = report(d, ir, "gpu_h100");
-    ASSERT_EQ(rep["kernels"].size(), 1u);
-    EXPECT_EQ(rep["kernels"][0]["class"], cases[i].tolerance_share > 0 ? "elementwise" : "rowwise");
+    ASSERT_EQ(rep["layers"].size(), 1u);
+    EXPECT_EQ(rep["layers"][0]["class"], cases[i].tolerance_share > 0 ? "elementwise" : "rowwise");
     const std::string rows = d + "/rows" + std::to_string(i) + ".json";
     std::ofstream(rows) << R"({"rows": [)" << cases[i].row << "]}";
     const auto cal = run_sim("gpu-calibrate" + hw("gpu_h100") + " --ops '" + rows + "' --csv '" + rows + ".csv' -j 1");
@@ -211,4 +211,30 @@ TEST(GpuLibrary, SingleOpsAgreeWithGpuCalibrate) {
     EXPECT_NEAR(cal_us, rep["totals"]["time_us"].get<double>(), cases[i].tolerance_us + cases[i].tolerance_share * cal_us)
         << cases[i].zoo_args;
   }
+}
+
+// docs/reports.md: an NPU report and a GPU report of the same workload share the core totals and
+// per-layer keys, and count the same MACs.
+TEST(ReportKeys, NpuAndGpuShareTheCoreKeysAndTheirMacs) {
+  const std::string d = scratch_dir("report_keys");
+  const std::string ir = zoo(d, "r18", "resnet18 --batch 1 --dtype fp16");
+  const json npu = report(d, ir, "npu"), gpu = report(d, ir, "gpu_h100");
+  EXPECT_EQ(npu["totals"]["device"], "npu");
+  EXPECT_EQ(gpu["totals"]["device"], "gpu");
+  for (const json* r : {&npu, &gpu}) {
+    for (const char* k : {"time_us", "cycles", "macs", "dram_bytes", "bound"})
+      EXPECT_TRUE((*r)["totals"].contains(k)) << k << " in " << (*r)["totals"].dump();
+    ASSERT_FALSE((*r)["layers"].empty());
+    int64_t macs = 0;
+    double time_us = 0;
+    for (const json& l : (*r)["layers"]) {
+      for (const char* k : {"name", "op", "time_us", "macs", "bytes", "bound"}) EXPECT_TRUE(l.contains(k)) << k << " in " << l.dump();
+      macs += l["macs"].get<int64_t>();
+      if (l.value("device", "") != "cpu") time_us += l["time_us"].get<double>();  // host layers are not in the total
+    }
+    EXPECT_EQ(macs, (*r)["totals"]["macs"].get<int64_t>());
+    EXPECT_LE(time_us, (*r)["totals"]["time_us"].get<double>() + 0.01 * static_cast<double>((*r)["layers"].size()));
+  }
+  EXPECT_EQ(npu["totals"]["macs"], gpu["totals"]["macs"]);
+  EXPECT_EQ(npu["totals"]["macs"].get<int64_t>(), 1814073344);  // ResNet-18 at 224x224: 1.814 GMAC
 }
