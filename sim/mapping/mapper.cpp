@@ -430,6 +430,14 @@ class Mapper {
         tiling = plan_rows(false);
       }
     }
+    // A vector-processor op whose rows do not fit streams finer slices through L2 (every
+    // element, channel or normalized row), as the compiler streams such ops: same bytes, more tiles.
+    if (!tiling && !ir::runs_on_pe_array(l.op)) {
+      if (const int64_t fine = stream_rows(l); fine > total_rows) {
+        keep = false;
+        tiling = plan_row_tiles(l, live_other + resident_in, act_capacity(), dram_in, plan.out_bytes, fine, true);
+      }
+    }
     if (!tiling)
       throw InputError(m_cfg.source(), "npu.l2.size_kib",
                        "L2 buffer too small for layer " + l.name + " (needs " +
@@ -593,7 +601,7 @@ class Mapper {
                      const std::vector<int>& input_deps, int64_t dram_in, bool keep, bool copy_out,
                      int& last, int& store) {
     const Nchw out = nchw(l.output_shapes.empty() ? Shape{1} : l.output_shapes[0]);
-    const int64_t total_rows = row_count(l);
+    const int64_t total_rows = tiling.total_rows > 0 ? tiling.total_rows : row_count(l);
     // Stage work for the whole layer: the module_list (one pass), or the op's passes
     // (models/npu/vector_processor_timing.cpp, docs/timing.md#vector-ops).
     std::vector<std::vector<models::VpStageWork>> passes;
@@ -644,8 +652,8 @@ class Mapper {
       const double frac = static_cast<double>(rows) / total_rows;
       std::vector<int> deps = input_deps;
       if (dram_in > 0) {
-        deps.push_back(emit_act_load(l, layer_id, row0, rows, tile_stream_bytes(l, rows, dram_in, 0, total_rows),
-                                     input_deps, prev));
+        deps.push_back(emit_act_load(l, layer_id, row0, rows,
+                                     tile_stream_bytes(l, rows, dram_in, 0, total_rows, tiling.proportional), input_deps, prev));
       }
       if (l.op == ir::OpKind::Gather && !l.input_shapes.empty()) {
         // The looked-up rows of the table (a weight in DRAM), one segment per index.
@@ -679,9 +687,14 @@ class Mapper {
         vp.layer = layer_id;
         vp.label = l.name + (passes.size() > 1 ? " pass " + std::to_string(pi + 1) : "") + " rows " +
                    std::to_string(row0) + "+" + std::to_string(rows);
-        for (const auto& w : passes[pi])
-          vp.vp.stages.push_back({w.kind, w.channels, std::max<int64_t>(1, static_cast<int64_t>(std::ceil(w.pixels * frac))), w.elem_bytes,
-                                  std::max<int64_t>(1, static_cast<int64_t>(std::ceil(w.images * frac)))});
+        for (const auto& w : passes[pi]) {
+          if (tiling.proportional)  // a streamed slice: its share of the channels (elements, rows)
+            vp.vp.stages.push_back({w.kind, std::max<int64_t>(1, static_cast<int64_t>(std::ceil(w.channels * frac))),
+                                    w.pixels, w.elem_bytes, w.images});
+          else
+            vp.vp.stages.push_back({w.kind, w.channels, std::max<int64_t>(1, static_cast<int64_t>(std::ceil(w.pixels * frac))),
+                                    w.elem_bytes, std::max<int64_t>(1, static_cast<int64_t>(std::ceil(w.images * frac)))});
+        }
         if (per_row[pi]) {
           // One value per row: the row count scales with the tile, not the pixel count.
           for (auto& st : vp.vp.stages) st.channels = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(st.channels * frac))), st.pixels = 1;

@@ -86,11 +86,29 @@ int64_t row_length(const Layer& l) {
   return std::max<int64_t>(1, len);
 }
 
+int64_t stream_rows(const Layer& l) {
+  if (ir::runs_on_pe_array(l.op) || l.output_shapes.empty() || l.input_shapes.empty()) return 0;
+  const Shape& out = l.output_shapes[0];
+  const Shape& in = l.input_shapes[0];
+  switch (ir::op_class(l.op)) {
+    case ir::OpClass::Elementwise: case ir::OpClass::Quantization: case ir::OpClass::DataMovement:
+      return std::max(ir::num_elements(out), ir::num_elements(in));
+    case ir::OpClass::Normalization: case ir::OpClass::Reduction:
+      return std::max<int64_t>(1, ir::num_elements(in) / row_length(l));
+    case ir::OpClass::Window: {
+      const Nchw o = nchw(out);
+      if (o.h == 1 && o.w == 1) return o.n * o.c;  // a global pool: every channel on its own
+      return 0;
+    }
+    default: return 0;
+  }
+}
+
 int64_t tile_stream_bytes(const Layer& l, int64_t rows, int64_t dram_in, int64_t out_stream,
-                          int64_t total_rows) {
+                          int64_t total_rows, bool proportional) {
   const double frac = static_cast<double>(rows) / static_cast<double>(std::max<int64_t>(1, total_rows));
   int64_t in_part = static_cast<int64_t>(std::ceil(dram_in * frac));
-  if (dram_in > 0 && !l.input_shapes.empty() && !l.output_shapes.empty() && window_rows(l)) {
+  if (!proportional && dram_in > 0 && !l.input_shapes.empty() && !l.output_shapes.empty() && window_rows(l)) {
     const Nchw in = nchw(l.input_shapes[0]), out = nchw(l.output_shapes[0]);
     if (rows < out.h) {  // rows of one image: add the window halo
       const int64_t in_rows = std::min<int64_t>(in.h, (rows - 1) * l.stride[0] + std::max(l.kernel[0], l.pool[0]));
@@ -102,16 +120,17 @@ int64_t tile_stream_bytes(const Layer& l, int64_t rows, int64_t dram_in, int64_t
 
 
 std::optional<RowTiling> plan_row_tiles(const Layer& l, int64_t fixed, int64_t capacity, int64_t dram_in,
-                                        int64_t out_stream, int64_t total_rows) {
+                                        int64_t out_stream, int64_t total_rows, bool proportional) {
   const int64_t stream_total = dram_in + out_stream;
   if (fixed > capacity) return std::nullopt;
   const int64_t space = capacity - fixed;
-  if (stream_total == 0) return RowTiling{1, total_rows};
+  const int64_t given = proportional ? total_rows : 0;  // a streamed split keeps its row count
+  if (stream_total == 0) return RowTiling{1, total_rows, given, proportional};
   for (int64_t t = 1; t <= total_rows; t = (t < total_rows && t * 2 > total_rows) ? total_rows : t * 2) {
     const int64_t rows = models::ceil_div(total_rows, t);
     // A tile's input includes its halo rows: (rows-1)*stride + kernel per image.
-    const int64_t per_tile = tile_stream_bytes(l, rows, dram_in, out_stream, total_rows);
-    if (2 * per_tile <= space) return RowTiling{models::ceil_div(total_rows, rows), rows};
+    const int64_t per_tile = tile_stream_bytes(l, rows, dram_in, out_stream, total_rows, proportional);
+    if (2 * per_tile <= space) return RowTiling{models::ceil_div(total_rows, rows), rows, given, proportional};
     if (t == total_rows) break;
   }
   return std::nullopt;

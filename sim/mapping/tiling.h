@@ -24,6 +24,10 @@ Nchw nchw(const ir::Shape& s);
 struct RowTiling {
   int64_t tiles = 1;
   int64_t out_rows_per_tile = 1;
+  // A streamed split (stream_rows): `total_rows` independent slices, each tile a proportional
+  // share of the bytes with no window halo. 0: the layer's row_count.
+  int64_t total_rows = 0;
+  bool proportional = false;
 };
 
 // The shapes the PE array sees for a matmul / batch_matmul: a 1x1 convolution (grouped for a
@@ -35,15 +39,22 @@ std::pair<int64_t, int64_t> vp_extent(const ir::Shape& s, bool nchw_layout);
 bool window_rows(const ir::Layer& l);
 // The rows a layer tiles over.
 int64_t row_count(const ir::Layer& l);
+// The finer slices a vector-processor layer streams through L2 when its rows do not fit
+// (docs/mapping.md, streaming): every element of an element-wise, quantization or
+// data-movement op, each channel of a global pool, each normalized row of a normalization or
+// reduction; 0 when the op has no finer independent slice (windowed pools, PE-array ops).
+int64_t stream_rows(const ir::Layer& l);
 // Elements in one normalized row (softmax axis, layer_norm trailing axes, reduced axes).
 int64_t row_length(const ir::Layer& l);
 // Bytes that stream through L2 for one row tile of `rows` rows: its share of the DRAM input
 // (plus the window halo when the tile is rows of one image) and of the streamed output.
-int64_t tile_stream_bytes(const ir::Layer& l, int64_t rows, int64_t dram_in, int64_t out_stream, int64_t total_rows);
+int64_t tile_stream_bytes(const ir::Layer& l, int64_t rows, int64_t dram_in, int64_t out_stream, int64_t total_rows,
+                          bool proportional = false);
 // The fewest row tiles (1, 2, 4, ... then every row) whose streamed bytes, double-buffered, fit
 // `capacity - fixed`; nullopt when none does (or fixed > capacity).
+// proportional: total_rows are stream_rows slices (no halo); the result remembers them.
 std::optional<RowTiling> plan_row_tiles(const ir::Layer& l, int64_t fixed, int64_t capacity, int64_t dram_in,
-                                        int64_t out_stream, int64_t total_rows);
+                                        int64_t out_stream, int64_t total_rows, bool proportional = false);
 // Output channels per weight chunk: all of them when the weights fit half the weight storage
 // (double buffering) or the op is grouped; else as many as fit half, rounded down to a multiple
 // of the PE rows when at least one row's worth fits.

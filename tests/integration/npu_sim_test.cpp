@@ -72,6 +72,29 @@ INSTANTIATE_TEST_SUITE_P(AllEight, RealFrontendIr,
                            return n;
                          });
 
+// Vector, pool and layout ops larger than L2 stream through it in slices (docs/mapping.md): a
+// 16 Mi-element relu, ResNet-50 at 1024x1024 (its global average pool) and Llama-2-7B at 8,192
+// tokens (the reshape of q_proj) run on npu.yaml within their physical bounds; the relu moves each
+// byte once, at the same efficiency as a relu that fits.
+TEST(NpuSim, OpsLargerThanL2StreamThroughIt) {
+  const std::string d = scratch_dir("npu_stream");
+  auto zoo = [&](const std::string& name, const std::string& args) {
+    const std::string f = d + "/" + name + ".json";
+    EXPECT_EQ(run_sim("zoo " + args + " -o '" + f + "'").exit_code, 0);
+    return f;
+  };
+  const nlohmann::json big = simulate(zoo("relu16m", "op relu shape=16777216"), "configs/npu.yaml", "npu_stream_relu");
+  const nlohmann::json small = simulate(zoo("relu1m", "op relu shape=1048576"), "configs/npu.yaml", "npu_stream_relu1m");
+  expect_physical_bounds(big);
+  EXPECT_EQ(big["totals"]["dram_bytes"].get<int64_t>(), 2 * 2 * 16777216);  // fp16 in and out, once
+  EXPECT_GT(big["layers"][0]["row_tiles"].get<int64_t>(), 1);
+  const double per_byte_big = big["totals"]["npu_cycles"].get<double>() / big["totals"]["dram_bytes"].get<double>();
+  const double per_byte_small = small["totals"]["npu_cycles"].get<double>() / small["totals"]["dram_bytes"].get<double>();
+  EXPECT_NEAR(per_byte_big / per_byte_small, 1.0, 0.1);
+  expect_physical_bounds(simulate(zoo("r50_1024", "resnet50 --input 1024x1024"), "configs/npu.yaml", "npu_stream_r50"));
+  expect_physical_bounds(simulate(zoo("llama8k", "llama2-7b --seq 8192 --layers 1"), "configs/npu.yaml", "npu_stream_llama"));
+}
+
 TEST(NpuSim, TotalsGrowWithBatch) {
   for (const char* net : {"resnet34", "resnet50"}) {
     int64_t prev = 0;

@@ -1,6 +1,7 @@
 // Mapping: buffers are never over-filled, spills and K chunks appear when they must, and
 // dependencies always point backwards.
 #include "sim/mapping/mapper.h"
+#include "sim/mapping/tiling.h"
 
 #include <gtest/gtest.h>
 
@@ -47,6 +48,35 @@ void expect_backward_deps(const Program& p) {
 }
 
 }  // namespace
+
+// The slices an op larger than L2 streams in: elements, channels of a global pool, normalized
+// rows; none for PE-array ops and windowed pools.
+TEST(Tiling, StreamRowsAreTheOpsIndependentSlices) {
+  ir::Layer relu;
+  relu.op = ir::OpKind::Relu;
+  relu.input_shapes = {{4, 1000}};
+  relu.output_shapes = {{4, 1000}};
+  EXPECT_EQ(mapping::stream_rows(relu), 4000);
+  ir::Layer gap;
+  gap.op = ir::OpKind::GlobalAvgPool2d;
+  gap.input_shapes = {{2, 2048, 32, 32}};
+  gap.output_shapes = {{2, 2048, 1, 1}};
+  EXPECT_EQ(mapping::stream_rows(gap), 2 * 2048);
+  ir::Layer sm;
+  sm.op = ir::OpKind::Softmax;
+  sm.input_shapes = {{8, 16, 128}};
+  sm.output_shapes = {{8, 16, 128}};
+  EXPECT_EQ(mapping::stream_rows(sm), 8 * 16);
+  ir::Layer pool = gap;
+  pool.op = ir::OpKind::MaxPool2d;
+  pool.output_shapes = {{2, 2048, 16, 16}};
+  EXPECT_EQ(mapping::stream_rows(pool), 0);
+  ir::Layer mm;
+  mm.op = ir::OpKind::MatMul;
+  mm.input_shapes = {{64, 64}, {64, 64}};
+  mm.output_shapes = {{64, 64}};
+  EXPECT_EQ(mapping::stream_rows(mm), 0);
+}
 
 TEST(Mapper, SmallNetworkKeepsIntermediateInL2) {
   const auto cfg = config::HwConfig::defaults();
