@@ -28,6 +28,7 @@ struct RunOptions {
   std::string fusion = "on";         // on | off
   bool tf32 = false;
   std::string row_kernels;           // one-pass | looped; empty: looped with --fusion off, else one-pass
+  int64_t max_memory_mib = 8192;     // --max-memory: the NPU mapping's budget (mapping::NpuParams::max_program_bytes)
 };
 int run_npu(const RunOptions& o);
 // Writes an output file (report, CSV, trace...); InputError naming it when it cannot.

@@ -40,6 +40,11 @@ static int sim_main(int argc, char** argv) {
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   app.add_flag("--tf32", run.tf32, "GPU library plan: fp32 GEMMs on the tensor cores as TF32 (default: FFMA)");
+  app.add_option("--max-memory", run.max_memory_mib,
+                 "MiB the NPU's mapped program may take; a workload beyond it is refused as soon as its mapping "
+                 "passes it (exit 2)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+      ->capture_default_str();
   app.add_option("--row-kernels", run.row_kernels,
                  "GPU library plan: softmax and norms in one pass with the row in registers (one-pass: Triton, TensorRT) "
                  "or as a thread block looping over its row (looped: PyTorch's native kernels, vLLM's rms_norm); "

@@ -47,7 +47,8 @@ int run_npu(const RunOptions& o) {
                                       std::make_pair(!o.row_kernels.empty(), "--row-kernels")})
     if (given)
       throw InputError("sim", option, "applies to GPU configs (device: gpu) only; " + o.hw + " describes an NPU");
-  const mapping::NpuParams params = mapping::NpuParams::read(cfg);  // once per run
+  mapping::NpuParams params = mapping::NpuParams::read(cfg);  // once per run
+  params.max_program_bytes = o.max_memory_mib << 20;
   const mapping::Program prog = mapping::map_graph(graph, cfg, params);
   const engine::SimResult sim = engine::simulate_npu(prog, params);
   const report::RunReport rep = report::build_report(graph.name, prog, sim.timings, cfg, params);

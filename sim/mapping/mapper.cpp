@@ -70,7 +70,8 @@ using ir::Shape;
 class Mapper {
  public:
   Mapper(const ir::Graph& g, const config::HwConfig& c, const NpuParams& p)
-      : m_graph(g), m_cfg(c), m_p(p.mapper), m_pe(p.pe), m_prefetch(m_p), m_vp_parallel_images(p.vp.parallel_images) {
+      : m_graph(g), m_cfg(c), m_p(p.mapper), m_pe(p.pe), m_prefetch(m_p), m_vp_parallel_images(p.vp.parallel_images),
+        m_max_bytes(p.max_program_bytes) {
     for (const Layer& l : g.layers) m_layer_named.emplace(l.name, &l);
   }
 
@@ -227,6 +228,14 @@ class Mapper {
   }
 
   int add(Command c) {
+    // Each command costs about this much here, in the engine's timings and in the unit queues
+    // (an estimate; checked as the program grows, so a workload beyond the budget stops early).
+    constexpr int64_t kBytesPerCommand = static_cast<int64_t>(sizeof(Command) + sizeof(CommandTiming)) + 128;
+    if (static_cast<int64_t>(m_prog.commands.size() + 1) * kBytesPerCommand > m_max_bytes)
+      throw InputError("--max-memory", c.label,
+                       "mapping " + m_graph.name + " needs more than " + std::to_string(m_max_bytes >> 20) +
+                           " MiB (" + std::to_string(m_prog.commands.size()) +
+                           " commands so far): raise --max-memory (MiB) or run a smaller batch");
     c.id = static_cast<int>(m_prog.commands.size());
     std::sort(c.deps.begin(), c.deps.end());
     c.deps.erase(std::unique(c.deps.begin(), c.deps.end()), c.deps.end());
@@ -796,6 +805,7 @@ class Mapper {
   Instance m_inst;                           // the instance being mapped
   std::vector<int64_t> m_live;               // whole-batch live activation bytes per layer
   int64_t m_vp_parallel_images = 1;          // npu.vector.parallel_images
+  int64_t m_max_bytes = 0;                    // NpuParams::max_program_bytes (--max-memory)
   int m_serial_dep = -1, m_load_dep = -1;    // serialize_layers dep of the layer, and its loads'
   std::vector<int> m_compute_last;           // last PE / VP command of each NPU layer, in order
   std::map<std::string, int> m_weight_cmd;   // a run's weight load, shared by its groups

@@ -22,6 +22,9 @@ struct NpuParams {
   HostParams host;
   MapperParams mapper;
   models::EnergyParams energy;
+  // Not a hardware key: the memory the mapped program and its timings may take (`sim
+  // --max-memory`); the mapper refuses a workload beyond it before building the rest.
+  int64_t max_program_bytes = int64_t{8} << 30;
 
   static NpuParams read(const config::HwConfig& c);
 };

@@ -95,6 +95,20 @@ TEST(NpuSim, OpsLargerThanL2StreamThroughIt) {
   expect_physical_bounds(simulate(zoo("llama8k", "llama2-7b --seq 8192 --layers 1"), "configs/npu.yaml", "npu_stream_llama"));
 }
 
+// --max-memory: a mapping that outgrows the budget is refused while it is built, naming the
+// option and the budget; 0 is not a budget.
+TEST(NpuSim, AMappingBeyondMaxMemoryIsRefused) {
+  const std::string d = scratch_dir("npu_max_memory");
+  const std::string ir = d + "/r50.json";
+  ASSERT_EQ(run_sim("zoo resnet50 --batch 256 -o '" + ir + "'").exit_code, 0);
+  auto r = run_sim("--ir '" + ir + "' -q --max-memory 4");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--max-memory"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("more than 4 MiB"), std::string::npos) << r.output;
+  EXPECT_EQ(run_sim("--ir '" + ir + "' -q --max-memory 0").exit_code, 2);
+  EXPECT_EQ(run_sim("--ir '" + ir + "' -q --max-memory 64").exit_code, 0);
+}
+
 TEST(NpuSim, TotalsGrowWithBatch) {
   for (const char* net : {"resnet34", "resnet50"}) {
     int64_t prev = 0;
