@@ -210,7 +210,10 @@ nlohmann::ordered_json gpu_to_json(const GpuReport& r) {
   nlohmann::ordered_json j;
   j["workload"] = r.workload;
   j["hw"] = {{"name", r.hw_name}, {"source", r.hw_source}, {"clock_mhz", r.clock_mhz}, {"num_sms", r.num_sms}};
-  j["totals"] = {{"time_us", round3(r.total_us)}, {"launch_us", round3(r.launch_us)},
+  j["totals"] = {{"device", "gpu"},
+                 {"time_us", round3(r.total_us)},
+                 {"cycles", std::llround(r.total_us * r.clock_mhz)},
+                 {"launch_us", round3(r.launch_us)},
                  {"kernel_us", round3(r.total_us - r.launch_us)}, {"ranks", r.ranks.size()}};
   j["ranks"] = nlohmann::ordered_json::array();
   for (const GpuRankReport& k : r.ranks) {

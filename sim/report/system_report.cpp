@@ -76,7 +76,7 @@ nlohmann::json system_to_json(const SystemReport& r) {
   nlohmann::json j;
   j["workload"] = r.workload;
   j["system"] = {{"name", r.hw_name}, {"source", r.hw_source}};
-  j["totals"] = {{"makespan_us", m.makespan_ns / 1000}};
+  j["totals"] = {{"device", "system"}, {"time_us", m.makespan_ns / 1000}, {"makespan_us", m.makespan_ns / 1000}};
   nlohmann::json tasks = nlohmann::json::array();
   for (int t : s.order) {
     const auto& st = s.supertasks[static_cast<size_t>(t)];
