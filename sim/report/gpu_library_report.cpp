@@ -97,7 +97,8 @@ const std::vector<LibraryField>& library_sweep_fields() {
   using J = nlohmann::json;
   static const std::vector<LibraryField> f = {
       {"cycles", "cycles", "time_us at clock_mhz", [](const LibraryReport& r) { return J(std::llround(r.total_us * r.clock_mhz)); }},
-      {"time_ms", "ms", "first launch to the end of the last kernel", [](const LibraryReport& r) { return J(r.total_us / 1000); }},
+      {"time_ms", "ms", "first launch to the end of the last kernel",
+       [](const LibraryReport& r) { return J(std::round(r.total_us * 1000) / 1e6); }},
       {"kernel_us", "us", "the kernels' own time, summed", [](const LibraryReport& r) { return J(round3(r.kernel_us)); }},
       {"launch_us", "us", "launches, gaps and host-bound waits", [](const LibraryReport& r) { return J(round3(r.launch_us)); }},
       {"macs", "MAC", "GEMM, convolution and attention multiply-accumulates",
