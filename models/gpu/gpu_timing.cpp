@@ -35,8 +35,8 @@ GpuParams GpuParams::read(const config::HwConfig& c) {
   p.warp_size = static_cast<int>(positive(c, "gpu.warp_size"));
   p.max_warps_per_block = static_cast<int>(positive(c, "gpu.max_warps_per_block"));
   p.max_warps_per_sm = static_cast<int>(positive(c, "gpu.max_warps_per_sm"));
-  if (p.max_warps_per_sm < p.max_warps_per_block)
-    throw InputError(c.source(), "gpu.max_warps_per_sm", "is below gpu.max_warps_per_block (an SM holds at least one whole block)");
+  // gpu.max_warps_per_block <= gpu.max_warps_per_sm and gpu.l2.latency_ns <= gpu.hbm.latency_ns
+  // are rules of the schema (config::key_orders), checked when the config is loaded.
   p.sub_partitions = static_cast<int>(positive(c, "gpu.sub_partitions"));
   p.smem_per_block_bytes = static_cast<int64_t>(positive(c, "gpu.smem_per_block_kib") * 1024);
   p.registers_per_sm_bytes = static_cast<int64_t>(positive(c, "gpu.registers_per_sm_kib") * 1024);
@@ -58,8 +58,6 @@ GpuParams GpuParams::read(const config::HwConfig& c) {
   p.hbm_bytes_per_cycle = positive(c, "gpu.hbm.bandwidth_gbps") * 1e9 * fraction(c, "gpu.hbm.efficiency") / hz;
   p.hbm_latency_cycles = positive(c, "gpu.hbm.latency_ns") * p.clock_ghz;
   p.l2_latency_cycles = positive(c, "gpu.l2.latency_ns") * p.clock_ghz;
-  if (p.l2_latency_cycles > p.hbm_latency_cycles)
-    throw InputError(c.source(), "gpu.l2.latency_ns", "exceeds gpu.hbm.latency_ns (an L2 hit cannot take longer than a miss)");
   p.l2_bytes = static_cast<int64_t>(positive(c, "gpu.l2.size_mib") * 1024 * 1024);
   p.l2_partitions = static_cast<int>(positive(c, "gpu.l2.partitions"));
   p.l2_drift_waves = c.get_double("gpu.l2.drift_waves");

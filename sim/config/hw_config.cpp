@@ -204,6 +204,20 @@ void HwConfig::validate() const {
       throw InputError(origin.first, origin.second,
                        path + " is " + (device == "gpu" ? "an NPU" : "a GPU") + " key, but this config's device is " + device +
                            " (set `device: " + (device == "gpu" ? "npu" : "gpu") + "` for that device)");
+  auto where = [&](const std::string& key) {
+    auto it = m_origin.find(key);
+    return it == m_origin.end() ? std::string("the default") : it->second.first + ": " + it->second.second;
+  };
+  for (const KeyOrder& r : key_orders()) {
+    if (!param_applies(r.lesser, device) || !param_applies(r.greater, device)) continue;
+    if (get_double(r.lesser) <= get_double(r.greater)) continue;
+    // Named where the lesser key was set (else the greater's, else the file).
+    const auto at = m_origin.count(r.lesser) ? m_origin.at(r.lesser)
+                    : m_origin.count(r.greater) ? m_origin.at(r.greater) : std::make_pair(m_source, std::string(""));
+    throw InputError(at.first, at.second,
+                     std::string(r.lesser) + " = " + get_string(r.lesser) + " (" + where(r.lesser) + ") exceeds " + r.greater +
+                         " = " + get_string(r.greater) + " (" + where(r.greater) + "): " + r.why);
+  }
 }
 
 std::string ParamRange::text() const {
@@ -246,6 +260,15 @@ std::vector<std::pair<std::string, std::string>> HwConfig::resolved() const {
   return r;
 }
 
+const std::vector<KeyOrder>& key_orders() {
+  static const std::vector<KeyOrder> rules = {
+      {"gpu.max_warps_per_block", "gpu.max_warps_per_sm", "an SM holds at least one whole thread block"},
+      {"gpu.l2.latency_ns", "gpu.hbm.latency_ns", "an L2 hit cannot take longer than a miss to HBM"},
+      {"npu.pe_array.pe_groups", "npu.pe_array.cols", "the PE columns form the groups"},
+  };
+  return rules;
+}
+
 std::string schema_markdown() {
   std::ostringstream o;
   o << "| key | type | default | unit | range | meaning |\n|---|---|---|---|---|---|\n";
@@ -261,6 +284,9 @@ std::string schema_markdown() {
       << " | " << p.default_value << " | " << p.unit << " | "
       << (p.type == ParamType::Int || p.type == ParamType::Double ? p.range.text() : "") << " | " << meaning << " |\n";
   }
+  o << "\nRules between keys (checked when a config is loaded; the error names both keys and where each was set):\n\n"
+    << "| key | must not exceed | why |\n|---|---|---|\n";
+  for (const KeyOrder& r : key_orders()) o << "| `" << r.lesser << "` | `" << r.greater << "` | " << r.why << " |\n";
   return o.str();
 }
 

@@ -54,6 +54,16 @@ const std::vector<ParamDecl>& schema();
 const std::vector<ParamDecl>& top_level_params();
 const std::vector<const std::vector<ParamDecl>*>& unit_param_lists();
 const ParamDecl* find_param(const std::string& path);
+
+// A rule between two keys that the models assume: value(lesser) <= value(greater). Checked when
+// a config is loaded (both keys of the config's device), the error naming both keys, their values
+// and where each was set; listed in docs/config.md.
+struct KeyOrder {
+  const char* lesser;
+  const char* greater;
+  const char* why;
+};
+const std::vector<KeyOrder>& key_orders();
 std::string closest_param(const std::string& path);  // for "did you mean" messages
 
 // A resolved configuration: every schema key has a value (file, override or default).

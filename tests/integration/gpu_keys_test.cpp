@@ -261,6 +261,26 @@ TEST(GpuKeys, BadValuesAreExit2NamingTheKey) {
   }
 }
 
+// Rules between keys (config::key_orders): the error names both keys, their values and where each
+// was set; every shipped config keeps them.
+TEST(GpuKeys, RulesBetweenKeysNameBothKeysAndWhereEachWasSet) {
+  const std::string d = scratch_dir("gpu_key_rules");
+  const std::string a = zoo_matmul(d, 256, 256, 256, "fp16");
+  auto r = run_sim(a + " " + hw() + " -q --set gpu.max_warps_per_block=128");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("gpu.max_warps_per_block = 128 (--set"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("exceeds gpu.max_warps_per_sm = 64 ("), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("gpu_h100.yaml: gpu.max_warps_per_sm (line"), std::string::npos) << r.output;
+  r = run_sim(a + " -q --set npu.pe_array.pe_groups=1000");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("exceeds npu.pe_array.cols"), std::string::npos) << r.output;
+  for (const char* cfg : {"npu", "gemini_zebu", "rngd", "gpu_h100", "gpu_h200", "gpu_a100", "gpu_a100_80gb", "gpu_mi300x",
+                          "gpu_rtx3090"}) {
+    const auto ok = run_sim("config --hw '" + source_dir() + "/configs/" + cfg + ".yaml'");
+    EXPECT_EQ(ok.exit_code, 0) << cfg << "\n" << ok.output;
+  }
+}
+
 // No GEMM is faster than the chip's peak allows: flops / 989.4 TFLOPS and the bytes of A and B
 // / 3.35 TB/s (each read at least once from HBM), with every efficiency at 1, no launch cost, an
 // unbounded L2, and the fastest of the candidate tiles.
