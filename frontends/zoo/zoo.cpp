@@ -156,8 +156,7 @@ ir::DType zoo_dtype(const std::string& s, ir::DType fallback, const std::string&
   if (s.empty()) return fallback;
   const auto t = ir::parse_dtype(s);
   const bool ok = t && (*t == ir::DType::Int8 || *t == ir::DType::Float16 || *t == ir::DType::Float32 ||
-                        (bf16 && (*t == ir::DType::BFloat16 || *t == ir::DType::Float8E4M3 ||
-                                  *t == ir::DType::Float8E5M2)));
+                        (bf16 && (*t == ir::DType::BFloat16 || ir::is_fp8(*t))));
   if (!ok)
     throw InputError(file, "dtype", std::string("dtype must be int8, fp16") + (bf16 ? ", bf16, fp8, fp8_e5m2" : "") +
                                         " or fp32, got '" + s + "'");

@@ -48,9 +48,11 @@ std::optional<DType> parse_dtype(const std::string& s) {
   return it->second;
 }
 
+bool is_fp8(DType t) { return t == DType::Float8E4M3 || t == DType::Float8E5M2; }
+
 bool is_float(DType t) {
   return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64 ||
-         t == DType::Float8E4M3 || t == DType::Float8E5M2;
+         is_fp8(t);
 }
 
 }  // namespace npusim::ir

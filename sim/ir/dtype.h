@@ -17,5 +17,6 @@ const char* dtype_name(DType t);
 // "fp8" for E4M3, "fp8_e5m2").
 std::optional<DType> parse_dtype(const std::string& s);
 bool is_float(DType t);
+bool is_fp8(DType t);  // Float8E4M3 or Float8E5M2
 
 }  // namespace npusim::ir

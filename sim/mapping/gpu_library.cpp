@@ -141,7 +141,7 @@ void require_gpu_dtypes(const ir::Graph& g, const models::GpuParams& p, const st
   for (const ir::Layer& l : g.layers)
     for (const auto* ts : {&l.input_dtypes, &l.output_dtypes})
       for (ir::DType t : *ts)
-        if (t == ir::DType::Float8E4M3 || t == ir::DType::Float8E5M2)
+        if (ir::is_fp8(t))
           throw InputError(hw_source, "gpu.tensor_tflops.fp8",
                            "is 0: this GPU has no fp8 tensor cores, and " + g.source + " op '" + l.name + "' is " +
                                ir::dtype_name(t) + " (give a Hopper or newer config, or --dtype fp16)");

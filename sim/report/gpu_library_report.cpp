@@ -83,6 +83,8 @@ LibraryReport build_library_report(const std::string& workload, const mapping::L
   return r;
 }
 
+namespace {
+// The kernel bound with the most kernel time (ties to the earlier kernel).
 std::string dominant_kernel_bound(const LibraryReport& r) {
   std::map<std::string, double> by;
   std::string best;
@@ -92,6 +94,7 @@ std::string dominant_kernel_bound(const LibraryReport& r) {
   }
   return best;
 }
+}  // namespace
 
 const std::vector<LibraryField>& library_sweep_fields() {
   using J = nlohmann::json;
