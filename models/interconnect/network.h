@@ -17,8 +17,14 @@ const char* topology_name(Topology t);
 
 struct NetworkParams {
   Topology topology = Topology::FullyConnected;
-  double bytes_per_ns = 64;  // one link, one direction (switch: one device's port)
+  double bytes_per_ns = 64;  // one link, one direction (switch: one device's port), as the transport achieves it
   double latency_ns = 1000;  // per hop (switch: device to device)
+  // Several nodes (docs/system.md#nodes): devices [k*per_node, (k+1)*per_node) form node k and
+  // `topology` joins them; devices of different nodes talk through their own NIC into a
+  // non-blocking network (one port per device and direction). 0: one node.
+  int devices_per_node = 0;
+  double nic_bytes_per_ns = 50;
+  double nic_latency_ns = 5000;
 };
 
 class Network {
@@ -26,24 +32,35 @@ class Network {
   Network(int devices, const NetworkParams& p);
   // A transfer of `bytes` from src to dst that may start at `now_ns`: the time its last byte
   // has landed at dst. Ring: along the shorter direction, hop by hop (store and forward).
-  double transfer(int src, int dst, double now_ns, double bytes);
+  // hop_latency_ns >= 0 replaces the configured latency (a collective protocol's own).
+  double transfer(int src, int dst, double now_ns, double bytes, double hop_latency_ns = -1);
+  // Switch topologies only: bytes a device sends into the switch (its egress port) or the
+  // switch delivers to it (its ingress port), as in-switch reduction (NVLS) does; returns when
+  // the port is done (no latency added).
+  double to_switch(int dev, double now_ns, double bytes);
+  double from_switch(int dev, double now_ns, double bytes);
   int devices() const { return m_n; }
-  // Links as (from, to) pairs with what they carried and how long they were busy.
+  int node_of(int dev) const { return m_p.devices_per_node > 0 ? dev / m_p.devices_per_node : 0; }
+  int nodes() const;
+  // Links as (from, to) pairs with what they carried and how long they were busy; to = -1 for
+  // a switch port, -2 for a NIC.
   struct LinkStats {
     int from = 0, to = 0;
     double bytes = 0, busy_ns = 0;
   };
   std::vector<LinkStats> link_stats() const;
   const NetworkParams& params() const { return m_p; }
-  // The devices a transfer from src to dst crosses, src first, dst last.
+  // The devices a transfer from src to dst crosses inside one node, src first, dst last.
   std::vector<int> route(int src, int dst) const;
 
  private:
   RateServer& link(int from, int to);  // the directed link (switch: from's egress port)
-  int m_n;
+  int local(int dev) const { return m_p.devices_per_node > 0 ? dev % m_p.devices_per_node : dev; }
+  int m_n, m_k;  // devices; devices per node
   NetworkParams m_p;
-  std::deque<RateServer> m_links;  // n*n directed links (only neighbours used on a ring)
+  std::deque<RateServer> m_links;    // per node: k*k directed links (only neighbours used on a ring)
   std::deque<RateServer> m_ingress;  // switch: each device's ingress port
+  std::deque<RateServer> m_nic_out, m_nic_in;  // several nodes: each device's NIC
 };
 
 }  // namespace npusim::models

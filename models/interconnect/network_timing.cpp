@@ -17,51 +17,82 @@ const char* topology_name(Topology t) {
   return "?";
 }
 
-Network::Network(int devices, const NetworkParams& p) : m_n(devices), m_p(p) {
-  for (int i = 0; i < devices * devices; ++i) m_links.emplace_back(p.bytes_per_ns);
+Network::Network(int devices, const NetworkParams& p)
+    : m_n(devices), m_k(p.devices_per_node > 0 ? std::min(p.devices_per_node, devices) : devices), m_p(p) {
+  const int nodes = (devices + m_k - 1) / std::max(1, m_k);
+  for (int i = 0; i < nodes * m_k * m_k; ++i) m_links.emplace_back(p.bytes_per_ns);
   for (int i = 0; i < devices; ++i) m_ingress.emplace_back(p.bytes_per_ns);
+  if (p.devices_per_node > 0)
+    for (int i = 0; i < devices; ++i) m_nic_out.emplace_back(p.nic_bytes_per_ns), m_nic_in.emplace_back(p.nic_bytes_per_ns);
 }
 
-RateServer& Network::link(int from, int to) { return m_links[static_cast<size_t>(from * m_n + to)]; }
+int Network::nodes() const { return (m_n + m_k - 1) / std::max(1, m_k); }
+
+RateServer& Network::link(int from, int to) {
+  return m_links[static_cast<size_t>(node_of(from) * m_k * m_k + local(from) * m_k + local(to))];
+}
 
 std::vector<int> Network::route(int src, int dst) const {
   std::vector<int> r{src};
-  if (m_p.topology != Topology::Ring || src == dst) {
+  if (m_p.topology != Topology::Ring || src == dst || node_of(src) != node_of(dst)) {
     if (src != dst) r.push_back(dst);
     return r;
   }
-  const int fwd = ((dst - src) % m_n + m_n) % m_n;
-  const int step = fwd <= m_n - fwd ? 1 : -1;  // the shorter way round (ties: forward)
-  for (int d = src; d != dst;) {
-    d = ((d + step) % m_n + m_n) % m_n;
-    r.push_back(d);
+  const int base = node_of(src) * m_k, a = local(src), b = local(dst);
+  const int k = std::min(m_k, m_n - base);  // devices in this node
+  const int fwd = ((b - a) % k + k) % k;
+  const int step = fwd <= k - fwd ? 1 : -1;  // the shorter way round (ties: forward)
+  for (int d = a; d != b;) {
+    d = ((d + step) % k + k) % k;
+    r.push_back(base + d);
   }
   return r;
 }
 
-double Network::transfer(int src, int dst, double now_ns, double bytes) {
+double Network::transfer(int src, int dst, double now_ns, double bytes, double hop_latency_ns) {
   if (src < 0 || dst < 0 || src >= m_n || dst >= m_n) throw InternalError("network transfer between unknown devices");
   if (src == dst) return now_ns;
+  if (node_of(src) != node_of(dst)) {
+    // Between nodes: the sender's NIC and the receiver's NIC at once, then the network's latency.
+    const double out = m_nic_out[static_cast<size_t>(src)].reserve(now_ns, bytes);
+    const double in = m_nic_in[static_cast<size_t>(dst)].reserve(now_ns, bytes);
+    return std::max(out, in) + (hop_latency_ns >= 0 ? hop_latency_ns : m_p.nic_latency_ns);
+  }
+  const double lat = hop_latency_ns >= 0 ? hop_latency_ns : m_p.latency_ns;
   if (m_p.topology == Topology::Switch) {
     // Through the switch: the sender's egress port and the receiver's ingress port.
     const double out = link(src, src).reserve(now_ns, bytes);
     const double in = m_ingress[static_cast<size_t>(dst)].reserve(now_ns, bytes);
-    return std::max(out, in) + m_p.latency_ns;
+    return std::max(out, in) + lat;
   }
   const std::vector<int> hops = route(src, dst);
   double t = now_ns;
-  for (size_t h = 0; h + 1 < hops.size(); ++h) t = link(hops[h], hops[h + 1]).reserve(t, bytes) + m_p.latency_ns;
+  for (size_t h = 0; h + 1 < hops.size(); ++h) t = link(hops[h], hops[h + 1]).reserve(t, bytes) + lat;
   return t;
+}
+
+double Network::to_switch(int dev, double now_ns, double bytes) {
+  if (m_p.topology != Topology::Switch) throw InternalError("in-switch reduction on a network without a switch");
+  return link(dev, dev).reserve(now_ns, bytes);
+}
+
+double Network::from_switch(int dev, double now_ns, double bytes) {
+  if (m_p.topology != Topology::Switch) throw InternalError("in-switch reduction on a network without a switch");
+  return m_ingress[static_cast<size_t>(dev)].reserve(now_ns, bytes);
 }
 
 std::vector<Network::LinkStats> Network::link_stats() const {
   std::vector<LinkStats> r;
-  for (int i = 0; i < m_n; ++i)
-    for (int j = 0; j < m_n; ++j) {
-      const RateServer& s = m_links[static_cast<size_t>(i * m_n + j)];
-      if (s.total() <= 0) continue;
-      r.push_back({i, m_p.topology == Topology::Switch ? -1 : j, s.total(), s.busy_cycles()});
-    }
+  const int nodes = this->nodes();
+  for (int nd = 0; nd < nodes; ++nd)
+    for (int i = 0; i < m_k; ++i)
+      for (int j = 0; j < m_k; ++j) {
+        const RateServer& s = m_links[static_cast<size_t>(nd * m_k * m_k + i * m_k + j)];
+        if (s.total() <= 0) continue;
+        r.push_back({nd * m_k + i, m_p.topology == Topology::Switch ? -1 : nd * m_k + j, s.total(), s.busy_cycles()});
+      }
+  for (size_t d = 0; d < m_nic_out.size(); ++d)
+    if (m_nic_out[d].total() > 0) r.push_back({static_cast<int>(d), -2, m_nic_out[d].total(), m_nic_out[d].busy_cycles()});
   return r;
 }
 

@@ -4,6 +4,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -54,6 +55,12 @@ void only_keys(const YAML::Node& n, const std::string& file, const std::string& 
 
 }  // namespace
 
+std::optional<models::CollectiveAlgo> SystemConfig::forced_algorithm(const std::string& kind) const {
+  auto it = algorithms.find(kind);
+  if (it != algorithms.end()) return it->second;
+  return std::nullopt;
+}
+
 models::CollectiveAlgo SystemConfig::algorithm(const std::string& kind) const {
   auto it = algorithms.find(kind);
   if (it != algorithms.end()) return it->second;
@@ -94,7 +101,7 @@ static SystemConfig load_resolved(const std::string& source) {
   only_keys(root, c.source, "", {"name", "system"});
   c.name = root["name"] ? root["name"].as<std::string>() : std::filesystem::path(c.source).stem().string();
   const YAML::Node sys = root["system"];
-  only_keys(sys, c.source, "system", {"devices", "link", "collectives", "host"});
+  only_keys(sys, c.source, "system", {"devices", "link", "nodes", "collectives", "host"});
   // devices: a list of configs (file or shipped name), each optionally {config: X, count: N}.
   const YAML::Node devs = sys["devices"];
   if (!devs || !devs.IsSequence() || devs.size() == 0)
@@ -127,8 +134,25 @@ static SystemConfig load_resolved(const std::string& source) {
       c.devices.push_back({"dev" + std::to_string(c.devices.size()), cfg, hw, hw.get_string("device") == "gpu"});
     }
   }
+  auto fraction = [&](const YAML::Node& n, const std::string& path) {
+    double v = 0;
+    try { v = n.as<double>(); } catch (const YAML::Exception&) { v = -1; }
+    if (!(v > 0) || v > 1) throw InputError(c.source, at(n, path), path + ": must be a number in (0, 1]");
+    return v;
+  };
+  auto flag = [&](const YAML::Node& n, const std::string& path) {
+    if (n.IsScalar() && (n.Scalar() == "true" || n.Scalar() == "false")) return n.Scalar() == "true";
+    throw InputError(c.source, at(n, path), path + ": expected true or false");
+  };
+  auto latency = [&](const YAML::Node& n, const std::string& path) {
+    double v = 0;
+    try { v = n.as<double>(); } catch (const YAML::Exception&) { v = -1; }
+    if (!(v >= 0) || v > 1e6) throw InputError(c.source, at(n, path), path + ": must be a number in [0, 1e6]");
+    return v * 1000;
+  };
+  double link_efficiency = 1;
   if (const YAML::Node l = sys["link"]) {
-    only_keys(l, c.source, "system.link", {"topology", "bandwidth_gbps", "latency_us"});
+    only_keys(l, c.source, "system.link", {"topology", "bandwidth_gbps", "latency_us", "efficiency", "switch_reduction"});
     if (l["topology"]) {
       const std::string t = l["topology"].as<std::string>();
       if (t == "fully_connected") c.network.topology = models::Topology::FullyConnected;
@@ -137,19 +161,76 @@ static SystemConfig load_resolved(const std::string& source) {
       else throw InputError(c.source, at(l["topology"], "system.link.topology"), "'" + t + "' is not one of: fully_connected, ring, switch");
     }
     if (l["bandwidth_gbps"]) c.network.bytes_per_ns = positive(l["bandwidth_gbps"], c.source, "system.link.bandwidth_gbps", 1e6);
-    if (l["latency_us"]) {
-      double v = 0;
-      try { v = l["latency_us"].as<double>(); } catch (const YAML::Exception&) { v = -1; }
-      if (!(v >= 0) || v > 1e6) throw InputError(c.source, at(l["latency_us"], "system.link.latency_us"), "must be a number in [0, 1e6]");
-      c.network.latency_ns = v * 1000;
+    if (l["latency_us"]) c.network.latency_ns = latency(l["latency_us"], "system.link.latency_us");
+    if (l["efficiency"]) link_efficiency = fraction(l["efficiency"], "system.link.efficiency");
+    if (l["switch_reduction"]) {
+      c.switch_reduction = flag(l["switch_reduction"], "system.link.switch_reduction");
+      if (c.switch_reduction && c.network.topology != models::Topology::Switch)
+        throw InputError(c.source, at(l["switch_reduction"], "system.link.switch_reduction"),
+                         "in-switch reduction needs system.link.topology: switch");
     }
   }
+  c.network.bytes_per_ns *= link_efficiency;
+  if (const YAML::Node nd = sys["nodes"]) {
+    only_keys(nd, c.source, "system.nodes", {"devices_per_node", "nic_bandwidth_gbps", "nic_latency_us", "nic_efficiency"});
+    if (!nd["devices_per_node"]) throw InputError(c.source, at(nd, "system.nodes"), "missing key 'devices_per_node'");
+    const double k = positive(nd["devices_per_node"], c.source, "system.nodes.devices_per_node", 4096);
+    if (k != std::floor(k) || static_cast<size_t>(k) > c.devices.size() || c.devices.size() % static_cast<size_t>(k) != 0)
+      throw InputError(c.source, at(nd["devices_per_node"], "system.nodes.devices_per_node"),
+                       "must be a whole number that divides the " + std::to_string(c.devices.size()) + " devices");
+    c.network.devices_per_node = static_cast<int>(k);
+    double eff = 1;
+    if (nd["nic_bandwidth_gbps"]) c.network.nic_bytes_per_ns = positive(nd["nic_bandwidth_gbps"], c.source, "system.nodes.nic_bandwidth_gbps", 1e6);
+    if (nd["nic_latency_us"]) c.network.nic_latency_ns = latency(nd["nic_latency_us"], "system.nodes.nic_latency_us");
+    if (nd["nic_efficiency"]) eff = fraction(nd["nic_efficiency"], "system.nodes.nic_efficiency");
+    c.network.nic_bytes_per_ns *= eff;
+  }
   if (const YAML::Node co = sys["collectives"]) {
-    only_keys(co, c.source, "system.collectives", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "gather"});
+    only_keys(co, c.source, "system.collectives", {"model", "generation", "protocol", "channels", "launch_us", "all_reduce",
+                                                   "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "gather"});
+    const std::string model = co["model"] ? co["model"].as<std::string>() : "plain";
+    if (model != "plain" && model != "nccl")
+      throw InputError(c.source, at(co["model"], "system.collectives.model"), "'" + model + "' is not one of: plain, nccl");
+    if (model == "nccl") c.library = SystemConfig::Library{};
+    for (const char* k : {"generation", "protocol", "channels", "launch_us"})
+      if (co[k] && !c.library)
+        throw InputError(c.source, at(co[k], std::string("system.collectives.") + k), "applies to system.collectives.model: nccl only");
+    if (c.library) {
+      if (co["generation"]) {
+        const std::string g = co["generation"].as<std::string>();
+        if (g != "volta" && g != "ampere" && g != "hopper" && g != "blackwell" && g != "cdna3")
+          throw InputError(c.source, at(co["generation"], "system.collectives.generation"), "'" + g + "' is not one of: volta, ampere, hopper, blackwell, cdna3");
+        c.library->generation = g;
+      }
+      if (co["protocol"]) {
+        const std::string p = co["protocol"].as<std::string>();
+        if (p != "auto") {
+          c.library->protocol = models::parse_protocol(p);
+          if (!c.library->protocol)
+            throw InputError(c.source, at(co["protocol"], "system.collectives.protocol"), "'" + p + "' is not one of: auto, ll, ll128, simple");
+        }
+      }
+      if (co["channels"]) {
+        const double ch = positive(co["channels"], c.source, "system.collectives.channels", 64);
+        if (ch != std::floor(ch)) throw InputError(c.source, at(co["channels"], "system.collectives.channels"), "must be a whole number");
+        c.library->channels = static_cast<int>(ch);
+      }
+      if (co["launch_us"]) c.library->launch_us = latency(co["launch_us"], "system.collectives.launch_us") / 1000;
+      if (c.switch_reduction && (c.library->generation == "volta" || c.library->generation == "ampere" || c.library->generation == "cdna3"))
+        throw InputError(c.source, at(co, "system.collectives.generation"),
+                         "generation " + c.library->generation + " has no in-switch reduction (NVLS), but system.link.switch_reduction is true");
+    }
     for (const auto& kv : co) {
-      const std::string kind = kv.first.as<std::string>(), algo = kv.second.as<std::string>();
+      const std::string kind = kv.first.as<std::string>();
+      if (kind == "model" || kind == "generation" || kind == "protocol" || kind == "channels" || kind == "launch_us") continue;
+      const std::string algo = kv.second.as<std::string>();
+      if (algo == "auto" && c.library) continue;
       auto a = models::parse_algo(algo);
-      if (!a) throw InputError(c.source, at(kv.second, "system.collectives." + kind), "'" + algo + "' is not one of: ring, tree, direct, pairwise");
+      if (!a) throw InputError(c.source, at(kv.second, "system.collectives." + kind),
+                               "'" + algo + "' is not one of: " + std::string(c.library ? "auto, " : "") + "ring, tree, direct, pairwise, nvls");
+      if (*a == models::CollectiveAlgo::Nvls && (kind != "all_reduce" || !c.switch_reduction))
+        throw InputError(c.source, at(kv.second, "system.collectives." + kind),
+                         "nvls runs all_reduce on a switch that reduces (system.link.switch_reduction: true)");
       c.algorithms[kind] = *a;
     }
   }

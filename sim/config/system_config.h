@@ -4,6 +4,7 @@
 // (HwConfig::load); errors name the file and the line.
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,11 +24,22 @@ struct SystemDeviceConfig {
 struct SystemConfig {
   std::string source, name;
   std::vector<SystemDeviceConfig> devices;
-  models::NetworkParams network;
-  std::map<std::string, models::CollectiveAlgo> algorithms;  // by collective kind
+  models::NetworkParams network;    // bandwidths as the transport achieves them (nominal x efficiency)
+  std::map<std::string, models::CollectiveAlgo> algorithms;  // by collective kind (absent: default / tuner)
+  // system.collectives.model: nccl: NCCL's tuner picks algorithm and protocol with its constants
+  // for `generation` (docs/system.md#nccl); the engine builds models::CollectiveTuning from it.
+  struct Library {
+    std::string generation = "hopper";
+    std::optional<models::Protocol> protocol;  // forced
+    int channels = 16;
+    double launch_us = 0;
+  };
+  std::optional<Library> library;
+  bool switch_reduction = false;  // system.link.switch_reduction: the switch reduces (NVLS)
   double host_bytes_per_ns = 10;     // cpu supertasks: bytes moved at this rate...
   double host_overhead_ns = 5000;    // ...plus this per supertask
   models::CollectiveAlgo algorithm(const std::string& kind) const;
+  std::optional<models::CollectiveAlgo> forced_algorithm(const std::string& kind) const;
 
   static SystemConfig load(const std::string& path);
 };

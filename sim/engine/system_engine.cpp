@@ -140,14 +140,14 @@ struct SystemTop : sc_core::sc_module {
       const bool send_first = sys.supertasks[c.members[0]].comm->kind == ir::CollectiveKind::Send;
       if (!send_first) std::swap(dev[0], dev[1]);
     }
-    for (const models::Step& step : models::collective_steps(kind, cfg.algorithm(kind), n, size, root)) {
-      clk.wait_until(models::play_step(net, step, dev, clk.now()));
-    }
+    const models::CollectivePlan plan = collective_plan(cfg, kind, n, size);
+    clk.wait_until(models::play_collective(net, kind, plan, dev, size, root, clk.now()));
     const double end = clk.now();
     for (int m : c.members) {
       res.tasks[m].start_ns = start;
       res.tasks[m].end_ns = end;
       res.tasks[m].critical_input = crit;
+      res.tasks[m].collective = plan_name(plan);
       for (int o : sys.supertasks[m].output_ids) mark(o, end);
     }
   }
@@ -159,6 +159,27 @@ struct SystemTop : sc_core::sc_module {
 };
 
 }  // namespace
+
+models::CollectivePlan collective_plan(const config::SystemConfig& cfg, const std::string& kind, int n, double size) {
+  if (!cfg.library) return models::plain_plan(cfg.algorithm(kind));
+  models::CollectiveTuning t = *models::CollectiveTuning::nccl(cfg.library->generation);
+  t.protocol = cfg.library->protocol;
+  t.channels = cfg.library->channels;
+  t.launch_us = cfg.library->launch_us;
+  if (!cfg.switch_reduction) t.nvls_efficiency = 0;
+  std::optional<models::CollectiveAlgo> forced = cfg.forced_algorithm(kind);
+  if (!forced && kind != "all_reduce" && kind != "all_gather" && kind != "reduce_scatter") forced = cfg.algorithm(kind);
+  std::string why;
+  auto p = models::tuned_plan(kind, n, size, cfg.network, t, forced, &why);
+  if (!p) throw InputError(cfg.source, "system.collectives." + kind, "cannot run " + kind + " of " + std::to_string(n) + " members: " + why);
+  return *p;
+}
+
+std::string plan_name(const models::CollectivePlan& p) {
+  std::string s = models::algo_name(p.algo);
+  if (p.protocol) s += std::string("/") + models::protocol_name(*p.protocol);
+  return s;
+}
 
 SystemSimResult simulate_system(const ir::System& sys, const config::SystemConfig& cfg, const std::vector<int>& slot_device,
                                 int host_lanes, const std::vector<double>& compute_ns) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/interconnect/collectives.h"
 #include "models/interconnect/network.h"
 #include "sim/config/system_config.h"
 #include "sim/ir/system.h"
@@ -19,6 +20,7 @@ struct SuperTaskTiming {
   int critical_input = -1;      // supertask whose output was ready last (-1: none)
   bool waited_on_device = false;  // started after ready because its device was busy
   int device_prev = -1;         // the supertask before it on the same device
+  std::string collective;       // a collective's plan: "ring/simple", "nvls/simple"... (plain: "ring")
 };
 
 struct DeviceTiming {
@@ -36,6 +38,13 @@ struct SystemSimResult {
   double makespan_ns = 0;
   std::vector<int> critical_path;      // supertask indices, first to last
 };
+
+// How a collective of `kind` over n members of `size` bytes runs on this system: NCCL's tuner
+// (system.collectives.model: nccl, with any forced algorithm or protocol) or the plain plan.
+// InputError naming the system file when a forced algorithm cannot run this collective.
+models::CollectivePlan collective_plan(const config::SystemConfig& cfg, const std::string& kind, int n, double size);
+// "ring/simple" (a library plan) or "ring" (plain).
+std::string plan_name(const models::CollectivePlan& p);
 
 // slot_device[i]: the system device (or host lane: devices.size() + lane) of pipeline device
 // slot i; compute_ns[t]: the compute time of supertask t (0 for others).

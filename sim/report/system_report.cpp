@@ -13,6 +13,12 @@ namespace {
 
 std::string kind_of(const ir::SuperTask& t) { return t.kind_name.empty() ? ir::supertask_kind_name(t.kind) : t.kind_name; }
 
+// "dev3->dev4", "dev3 port" (a switch port), "dev3 nic".
+std::string link_name(const models::Network::LinkStats& l) {
+  const std::string d = "dev" + std::to_string(l.from);
+  return l.to == -2 ? d + " nic" : l.to < 0 ? d + " port" : d + "->dev" + std::to_string(l.to);
+}
+
 bool on_path(const SystemReport& r, int t) {
   const auto& p = r.sim->critical_path;
   return std::find(p.begin(), p.end(), t) != p.end();
@@ -38,6 +44,7 @@ std::string format_system_table(const SystemReport& r) {
     const auto& tt = m.tasks[static_cast<size_t>(t)];
     std::string kind = kind_of(st);
     if (std::find(r.estimated.begin(), r.estimated.end(), t) != r.estimated.end()) kind += " (est)";
+    if (tt.collective.find('/') != std::string::npos) kind += " " + tt.collective;  // a library's plan
     std::snprintf(line, sizeof line, "%-*s  %-14s  %-8s  %12.3f  %12.3f  %12.3f  %s\n", static_cast<int>(w),
                   st.id.substr(0, w).c_str(), kind.c_str(), r.lane_of_task[static_cast<size_t>(t)].c_str(),
                   tt.start_ns / 1000, tt.end_ns / 1000, (tt.end_ns - tt.start_ns) / 1000, on_path(r, t) ? "*" : "");
@@ -56,7 +63,7 @@ std::string format_system_table(const SystemReport& r) {
   if (!m.links.empty()) {
     o << "\nlinks:\n";
     for (const auto& l : m.links) {
-      const std::string name = l.to < 0 ? "dev" + std::to_string(l.from) + " port" : "dev" + std::to_string(l.from) + "->dev" + std::to_string(l.to);
+      const std::string name = link_name(l);
       std::snprintf(line, sizeof line, "  %-14s  %12.3f MB  busy %10.3f us  %5.1f%%\n", name.c_str(), l.bytes / 1e6, l.busy_ns / 1000,
                     m.makespan_ns > 0 ? 100.0 * l.busy_ns / m.makespan_ns : 0.0);
       o << line;
@@ -85,6 +92,7 @@ nlohmann::json system_to_json(const SystemReport& r) {
                      {"start_us", tt.start_ns / 1000}, {"end_us", tt.end_ns / 1000},
                      {"estimated", std::find(r.estimated.begin(), r.estimated.end(), t) != r.estimated.end()},
                      {"critical", on_path(r, t)}});
+    if (!tt.collective.empty()) tasks.back()["collective"] = tt.collective;  // the plan: "nvls/simple"
   }
   j["supertasks"] = tasks;
   nlohmann::json devs = nlohmann::json::array();
@@ -143,7 +151,7 @@ nlohmann::json system_chrome_trace(const SystemReport& r) {
   ev.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", net_pid}, {"args", {{"name", "network"}}}});
   for (size_t i = 0; i < m.links.size(); ++i) {
     const auto& l = m.links[i];
-    const std::string name = l.to < 0 ? "dev" + std::to_string(l.from) + " port" : "dev" + std::to_string(l.from) + "->dev" + std::to_string(l.to);
+    const std::string name = link_name(l);
     ev.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", net_pid}, {"tid", i}, {"args", {{"name", name}}}});
     ev.push_back({{"ph", "C"}, {"name", name + " MB"}, {"pid", net_pid}, {"tid", i}, {"ts", 0}, {"args", {{"MB", l.bytes / 1e6}}}});
   }

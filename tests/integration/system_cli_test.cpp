@@ -12,7 +12,7 @@ std::string system(const std::string& name) { return source_dir() + "/configs/" 
 
 TEST(SystemCli, ExamplesRunOnNpuAndGpuSystems) {
   for (const char* p : {"tp2_mlp", "pp4_transformer", "ag_rs8_layer"})
-    for (const char* s : {"system_8x_gemini", "system_8x_h100", "system_8x_rngd"}) {
+    for (const char* s : {"system_8x_gemini", "system_8x_h100", "system_8x_rngd", "system_8x_a100", "system_8x_mi300x"}) {
       const std::string d = scratch_dir(std::string("sys_") + p + "_" + s);
       const auto r = run_sim("--ir '" + pipeline(p) + "' --hw '" + system(s) + "' --report '" + d + "/r.json' --csv '" + d +
                              "/r.csv' --trace '" + d + "/t.json'");
@@ -48,4 +48,81 @@ TEST(SystemCli, PipelineNeedsASystemAndASystemNeedsAPipeline) {
 }
 
 }  // namespace
+// `sim collective`: every shipped system answers an all_reduce sweep; the plan the tuner picks
+// changes with size as NCCL's does; bad requests exit 2 naming the option or the file and key.
+TEST(CollectiveCli, ShippedSystemsPrintTimeBandwidthAndPlan) {
+  for (const char* s : {"system_8x_h100", "system_8x_h200", "system_8x_a100", "system_8x_mi300x", "system_2x8_h100",
+                        "system_2x8_a100", "system_8x_gemini", "system_2x_npu"}) {
+    const auto r = run_sim("collective all_reduce --hw '" + system(s) + "' -b 1024 -e 1073741824 -f 32");
+    ASSERT_EQ(r.exit_code, 0) << s << ": " << r.output;
+    EXPECT_NE(r.output.find("busbw"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("1073741824"), std::string::npos) << r.output;
+  }
+  const std::string d = scratch_dir("collective_cli");
+  const auto r = run_sim("collective all_reduce --hw '" + system("system_8x_h100") + "' --sizes 1024,1073741824 --json '" + d + "/c.json'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string j = read_text(d + "/c.json");
+  // Small: a ring with the low-latency protocol; large: NVLS, the switch reducing.
+  EXPECT_NE(j.find("\"ring/ll\""), std::string::npos) << j;
+  EXPECT_NE(j.find("\"nvls/simple\""), std::string::npos) << j;
+  // The A100's switch cannot reduce: the same sizes end on a ring with the Simple protocol.
+  const auto a = run_sim("collective all_reduce --hw '" + system("system_8x_a100") + "' --sizes 1073741824");
+  EXPECT_NE(a.output.find("ring/simple"), std::string::npos) << a.output;
+  // Forcing: a protocol, an algorithm; two ranks across two nodes pass through the NICs.
+  EXPECT_NE(run_sim("collective all_reduce --hw '" + system("system_8x_h100") + "' --sizes 1048576 --algo ring --protocol ll128")
+                .output.find("ring/ll128"),
+            std::string::npos);
+  const auto inter = run_sim("collective send --hw '" + system("system_2x8_h100") + "' --ranks 2 --per-node 1 --sizes 67108864");
+  const auto intra = run_sim("collective send --hw '" + system("system_2x8_h100") + "' --ranks 2 --sizes 67108864");
+  ASSERT_EQ(inter.exit_code, 0) << inter.output;
+  ASSERT_EQ(intra.exit_code, 0) << intra.output;
+  EXPECT_NE(inter.output, intra.output);
+}
+
+TEST(CollectiveCli, BadRequestsAreRefusedByName) {
+  auto r = run_sim("collective all_sum --hw '" + system("system_8x_h100") + "' --sizes 1024");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("not a collective"), std::string::npos) << r.output;
+  r = run_sim("collective all_reduce --hw '" + system("system_8x_a100") + "' --sizes 1024 --algo nvls");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("switch"), std::string::npos) << r.output;
+  r = run_sim("collective all_reduce --hw '" + source_dir() + "/configs/gpu_h100.yaml' --sizes 1024");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("not a system"), std::string::npos) << r.output;
+  r = run_sim("collective all_reduce --hw '" + system("system_8x_h100") + "' --ranks 9 --sizes 1024");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--ranks"), std::string::npos) << r.output;
+  r = run_sim("collective all_reduce --hw '" + system("system_8x_h100") + "' --sizes 0");
+  EXPECT_EQ(r.exit_code, 2);
+  r = run_sim("collective all_reduce --hw '" + system("system_8x_gemini") + "' --sizes 1024 --protocol ll");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("library model"), std::string::npos) << r.output;
+}
+
+TEST(CollectiveCli, SystemKeysOfTheLibraryModelAreChecked) {
+  const std::string d = scratch_dir("collective_keys");
+  const std::string head = "name: t\nsystem:\n  devices:\n    - {config: gpu_h100, count: 4}\n";
+  struct Case {
+    std::string body, needle;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"  link: {topology: ring, switch_reduction: true}\n", "system.link.switch_reduction"},
+           {"  link: {topology: switch, efficiency: 1.5}\n", "system.link.efficiency"},
+           {"  nodes: {devices_per_node: 3}\n", "system.nodes.devices_per_node"},
+           {"  collectives: {model: mpi}\n", "system.collectives.model"},
+           {"  collectives: {generation: hopper}\n", "system.collectives.generation"},
+           {"  collectives: {model: nccl, generation: kepler}\n", "system.collectives.generation"},
+           {"  collectives: {model: nccl, protocol: ll64}\n", "system.collectives.protocol"},
+           {"  collectives: {model: nccl, channels: 2.5}\n", "system.collectives.channels"},
+           {"  link: {topology: switch, switch_reduction: true}\n  collectives: {model: nccl, generation: ampere}\n", "NVLS"},
+           {"  collectives: {all_reduce: nvls}\n", "system.collectives.all_reduce"},
+       }) {
+    write_text(d + "/s.yaml", head + c.body);
+    const auto r = run_sim("collective all_reduce --hw '" + d + "/s.yaml' --sizes 1024");
+    EXPECT_EQ(r.exit_code, 2) << c.body << r.output;
+    EXPECT_NE(r.output.find(c.needle), std::string::npos) << c.body << r.output;
+    EXPECT_NE(r.output.find("s.yaml"), std::string::npos) << r.output;
+  }
+}
+
 }  // namespace npusim::test

@@ -48,6 +48,11 @@ inline std::string read_text(const std::string& path) {
   return s.str();
 }
 
+inline void write_text(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+}
+
 // A fresh scratch directory under the build tree for one test.
 inline std::string scratch_dir(const std::string& name) {
   const std::string d = env_or("TMPDIR", "/tmp") + "/npusim_test_" + name + "_" + std::to_string(::getpid());

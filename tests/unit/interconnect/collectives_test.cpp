@@ -39,6 +39,7 @@ TEST(Collectives, StepsOnAnIdleNetworkTakeTheClosedFormTime) {
                                          {"all_reduce", CollectiveAlgo::Ring, Topology::Switch},
                                          {"all_reduce", CollectiveAlgo::Tree, Topology::FullyConnected},
                                          {"all_reduce", CollectiveAlgo::Direct, Topology::Switch},
+                                         {"all_reduce", CollectiveAlgo::Nvls, Topology::Switch},
                                          {"all_gather", CollectiveAlgo::Ring, Topology::Ring},
                                          {"reduce_scatter", CollectiveAlgo::Ring, Topology::FullyConnected},
                                          {"all_to_all", CollectiveAlgo::Pairwise, Topology::Switch}}) {
@@ -88,6 +89,127 @@ TEST(Collectives, RingRoutesTheShorterWay) {
 TEST(Collectives, SendIsOneTransfer) {
   Network net(2, params(Topology::FullyConnected));
   EXPECT_DOUBLE_EQ(play(net, "send", CollectiveAlgo::Ring, 2, 1e6), 1e6 / 100 + 500);
+}
+
+// ---- the library model: NCCL's tuner (docs/system.md#nccl) ----
+
+CollectiveTuning hopper() { return *CollectiveTuning::nccl("hopper"); }
+
+// An HGX H100 node as configs/system_8x_h100.yaml has it: 450 GB/s x 0.824 through a switch.
+NetworkParams h100_node() { return params(Topology::Switch, 450 * 0.824, 2000); }
+
+double play_plan(const NetworkParams& np, int devices, const std::string& kind, const CollectivePlan& p, int n, double size) {
+  Network net(devices, np);
+  std::vector<int> dev(static_cast<size_t>(n));
+  std::iota(dev.begin(), dev.end(), 0);
+  return play_collective(net, kind, p, dev, size, 0, 0);
+}
+
+TEST(NcclModel, ConstantsAreNcclsForEachGeneration) {
+  const CollectiveTuning h = hopper();
+  EXPECT_DOUBLE_EQ(h.base_us[1][0], 6.6);   // ring LL
+  EXPECT_DOUBLE_EQ(h.step_us[1][2], 3.4);   // ring Simple over NVLink
+  EXPECT_DOUBLE_EQ(h.ll_max_gbps[0], 141);  // Hopper, one node
+  EXPECT_DOUBLE_EQ(h.nvls_efficiency, 0.85);
+  EXPECT_DOUBLE_EQ(CollectiveTuning::nccl("ampere")->nvls_efficiency, 0);
+  EXPECT_DOUBLE_EQ(CollectiveTuning::nccl("ampere")->ll_max_gbps[0], 87.7);
+  EXPECT_DOUBLE_EQ(CollectiveTuning::nccl("cdna3")->base_us[1][2], 17);  // RCCL
+  EXPECT_FALSE(CollectiveTuning::nccl("kepler"));
+}
+
+TEST(NcclModel, SmallAllReduceRunsRingLLOnOneChannelByHand) {
+  // 1 KiB over 8 H100s: ring LL. Latency 6.6 + 14 x 0.6 = 15.0 us. LL bus bandwidth
+  // min(141, 370.8 / 2) = 141 GB/s over 16 channels, but 1 KiB < 512 threads x 8 B x 8 ranks,
+  // so one channel: 141 / 16 GB/s; 2 x 7/8 x 1024 B at that rate = 203.4 ns.
+  const auto p = tuned_plan("all_reduce", 8, 1024, h100_node(), hopper(), std::nullopt);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->algo, CollectiveAlgo::Ring);
+  EXPECT_EQ(*p->protocol, Protocol::LL);
+  EXPECT_EQ(p->channels, 1);
+  const double expect = 15000 + 2 * 7.0 / 8 * 1024 / (141.0 / 16);
+  EXPECT_NEAR(p->time_ns, expect, 1e-6 * expect);
+  EXPECT_NEAR(play_plan(h100_node(), 8, "all_reduce", *p, 8, 1024), expect, 1e-6 * expect);
+}
+
+TEST(NcclModel, LargeAllReduceOnAnNvlsSwitchReducesInTheSwitchByHand) {
+  // 256 MiB: NVLS. Each GPU sends (1 + 1/8) S into the switch and receives as much, at
+  // 0.85 x 370.8 GB/s, after NVLS's 25 us.
+  const double S = 256.0 * (1 << 20);
+  const auto p = tuned_plan("all_reduce", 8, S, h100_node(), hopper(), std::nullopt);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->algo, CollectiveAlgo::Nvls);
+  const double expect = 25000 + 1.125 * S / (0.85 * 450 * 0.824);
+  EXPECT_NEAR(p->time_ns, expect, 1e-6 * expect);
+  EXPECT_NEAR(play_plan(h100_node(), 8, "all_reduce", *p, 8, S), expect, 1e-6 * expect);
+  // Without in-switch reduction it is a ring with the Simple protocol at the full port rate.
+  CollectiveTuning no_nvls = hopper();
+  no_nvls.nvls_efficiency = 0;
+  const auto r = tuned_plan("all_reduce", 8, S, h100_node(), no_nvls, std::nullopt);
+  EXPECT_EQ(r->algo, CollectiveAlgo::Ring);
+  EXPECT_EQ(*r->protocol, Protocol::Simple);
+  const double ring = 1000 * (8.4 + 14 * 3.4) + 2 * 7.0 / 8 * S / (450 * 0.824);
+  EXPECT_NEAR(r->time_ns, ring, 1e-6 * ring);
+  EXPECT_GT(r->time_ns, p->time_ns);
+  // Forcing nvls where the switch cannot reduce is refused, with the reason.
+  std::string why;
+  EXPECT_FALSE(tuned_plan("all_reduce", 8, S, h100_node(), no_nvls, CollectiveAlgo::Nvls, &why));
+  EXPECT_NE(why.find("switch"), std::string::npos);
+}
+
+TEST(NcclModel, EveryPlanPlayedOnAnIdleNetworkTakesItsClosedFormTime) {
+  NetworkParams mesh = params(Topology::FullyConnected, 48, 2000);
+  NetworkParams two_nodes = h100_node();
+  two_nodes.devices_per_node = 4;
+  two_nodes.nic_bytes_per_ns = 45;
+  for (const std::string kind : {"all_reduce", "all_gather", "reduce_scatter"})
+    for (const NetworkParams& np : {h100_node(), mesh, two_nodes})
+      for (double S : {4096.0, 1e6, 64e6, 1e9})
+        for (auto algo : {CollectiveAlgo::Ring, CollectiveAlgo::Tree, CollectiveAlgo::Nvls, CollectiveAlgo::Direct})
+          for (auto proto : {Protocol::LL, Protocol::LL128, Protocol::Simple}) {
+            CollectiveTuning t = hopper();
+            t.protocol = proto;
+            const auto p = tuned_plan(kind, 8, S, np, t, algo);
+            if (!p) continue;  // not this kind, protocol or network
+            const double sim = play_plan(np, 8, kind, *p, 8, S);
+            EXPECT_NEAR(sim, p->time_ns, 1e-6 * p->time_ns)
+                << kind << " " << algo_name(algo) << "/" << protocol_name(proto) << " S=" << S << " per node " << np.devices_per_node;
+          }
+}
+
+TEST(NcclModel, TwoNodeRingLeavesEachNodeThroughEveryNicByHand) {
+  // 2 nodes x 2 devices; links 100 GB/s, NICs 10 GB/s. Two rotated rings, each carrying half of
+  // every part; each leaves a node through a different device's NIC. One step: a device sends
+  // part/2 over NVLink (100) and part/2 over its NIC (10): the NIC's 0.05 part ns per byte rules.
+  NetworkParams np = params(Topology::Switch, 100, 0);
+  np.devices_per_node = 2;
+  np.nic_bytes_per_ns = 10;
+  CollectiveTuning t = hopper();
+  t.protocol = Protocol::Simple;
+  const double S = 4e8;  // large: every channel in use, Simple at factor 1
+  const auto p = tuned_plan("all_reduce", 4, S, np, t, CollectiveAlgo::Ring);
+  ASSERT_TRUE(p);
+  const double part = S / 4;
+  // latency: base 8.4 + (6 - 2) intra steps x max(3.4, 3 x 1 us) + 2 inter steps x 14 us, x 1.4 (plateau)
+  const double lat = 1000 * 1.4 * (8.4 + 4 * 3.4 + 2 * 14.0);
+  const double expect = lat + 6 * (part / 2) / 10;
+  EXPECT_NEAR(p->time_ns, expect, 1e-6 * expect);
+  Network net(4, np);
+  EXPECT_NEAR(play_collective(net, "all_reduce", *p, {0, 1, 2, 3}, S, 0, 0), expect, 1e-6 * expect);
+  // Both NICs of node 0 carried the same bytes: the rings rotate.
+  double nic0 = 0, nic1 = 0;
+  for (const auto& l : net.link_stats())
+    if (l.to == -2) (l.from == 0 ? nic0 : l.from == 1 ? nic1 : nic0) += l.from < 2 ? l.bytes : 0;
+  EXPECT_GT(nic0, 0);
+  EXPECT_DOUBLE_EQ(nic0, nic1);
+}
+
+TEST(NcclModel, AFullMeshUsesAllPairsForLargeMessages) {
+  // 8 devices, one 48 GB/s link per pair: a ring uses 1 of each device's 7 links, all-pairs all 7.
+  const auto p = tuned_plan("all_reduce", 8, 1e9, params(Topology::FullyConnected, 48, 2000), *CollectiveTuning::nccl("cdna3"),
+                            std::nullopt);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->algo, CollectiveAlgo::Direct);
+  EXPECT_LT(p->time_ns, 2 * 7.0 / 8 * 1e9 / 48);  // faster than any ring could be
 }
 
 }  // namespace
