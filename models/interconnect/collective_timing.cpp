@@ -209,7 +209,7 @@ std::optional<CollectivePlan> tuned_plan(const std::string& kind, int n, double 
       // send (point to point) pays one step's latency, no collective base latency.
       CollectivePlan p = plain_plan(a);
       p.protocol = Protocol::Simple;
-      p.base_ns = 1000 * (t.launch_us + (kind == "send" ? 0 : t.base_us[1][2]));
+      p.base_ns = 1000 * (kind == "send" ? 0 : t.base_us[1][2]);
       p.step_ns = 1000 * t.step_us[1][2];
       p.net_step_ns = 1000 * t.net_step_us[1][2];
       return p;
@@ -244,8 +244,11 @@ std::optional<CollectivePlan> tuned_plan(const std::string& kind, int n, double 
       p.channels = a == CollectiveAlgo::Nvls ? t.channels : channels_used(t, a, pr, n, size);
       p.bw_factor = bus / B * p.channels / t.channels;
       if (a == CollectiveAlgo::Nvls) p.bw_factor = bus / B;
-      p.base_ns = 1000 * (t.launch_us + lat_us);
       p.step_ns = 0, p.net_step_ns = 0;  // the latency is all in base_ns, as NCCL's model has it
+      // The pipeline's fill: idle time (no link carries it), so it sits in base_ns too.
+      const double fill = a == CollectiveAlgo::Nvls ? t.nvls_fill_bytes : a == CollectiveAlgo::Direct ? 0 : t.ring_fill_bytes;
+      p.fill_ns = fill > 0 ? transfer_ns(kind, a, n, std::min(size, fill), p.bw_factor, net, per_node) : 0;
+      p.base_ns = 1000 * lat_us + p.fill_ns;
       p.time_ns = p.base_ns + transfer_ns(kind, a, n, size, p.bw_factor, net, per_node);
       if (!best || p.time_ns < best->time_ns) best = p;
     }

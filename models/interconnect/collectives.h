@@ -52,7 +52,10 @@ struct CollectiveTuning {
   double ring_ll128_ch_gbps = 0, tree_ch_gbps[3]{}, tree_ll128_ch_gbps[3]{};
   double net_overhead_us = 1;  // per inter-node step (x3 with Simple): NCCL's NET_OVERHEAD on x86
   int channels = 16;           // rings / trees the library runs side by side
-  double launch_us = 0;        // host launch before the collective starts
+  // Pipeline fill (docs/system.md#fill): the first fill bytes of a collective cross its two
+  // stages (reduce, then broadcast) without overlap. Fitted on public nccl-tests logs
+  // (configs/calibration/nccl_fill_fit.py), per system; ring also applies to tree.
+  double ring_fill_bytes = 0, nvls_fill_bytes = 0;
   std::optional<Protocol> protocol;  // forced; empty: the tuner picks
   static std::optional<CollectiveTuning> nccl(const std::string& generation);
 };
@@ -79,7 +82,8 @@ struct CollectivePlan {
   CollectiveAlgo algo = CollectiveAlgo::Ring;
   std::optional<Protocol> protocol;  // empty: the plain model (link bandwidth and latency only)
   int channels = 1;         // channels in use (a multi-node ring: rotated rings)
-  double base_ns = 0;       // once, before the first step
+  double base_ns = 0;       // once, before the first step (latency and pipeline fill)
+  double fill_ns = 0;       // of which the pipeline's fill
   double step_ns = -1, net_step_ns = -1;  // per step (-1: the network's link / NIC latency)
   double bw_factor = 1;     // share of the link bandwidth the algorithm and protocol reach
   double time_ns = 0;       // on an idle network

@@ -186,13 +186,13 @@ static SystemConfig load_resolved(const std::string& source) {
     c.network.nic_bytes_per_ns *= eff;
   }
   if (const YAML::Node co = sys["collectives"]) {
-    only_keys(co, c.source, "system.collectives", {"model", "generation", "protocol", "channels", "launch_us", "all_reduce",
+    only_keys(co, c.source, "system.collectives", {"model", "generation", "protocol", "channels", "ring_fill_mib", "nvls_fill_mib", "all_reduce",
                                                    "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "gather"});
     const std::string model = co["model"] ? co["model"].as<std::string>() : "plain";
     if (model != "plain" && model != "nccl")
       throw InputError(c.source, at(co["model"], "system.collectives.model"), "'" + model + "' is not one of: plain, nccl");
     if (model == "nccl") c.library = SystemConfig::Library{};
-    for (const char* k : {"generation", "protocol", "channels", "launch_us"})
+    for (const char* k : {"generation", "protocol", "channels", "ring_fill_mib", "nvls_fill_mib"})
       if (co[k] && !c.library)
         throw InputError(c.source, at(co[k], std::string("system.collectives.") + k), "applies to system.collectives.model: nccl only");
     if (c.library) {
@@ -215,14 +215,18 @@ static SystemConfig load_resolved(const std::string& source) {
         if (ch != std::floor(ch)) throw InputError(c.source, at(co["channels"], "system.collectives.channels"), "must be a whole number");
         c.library->channels = static_cast<int>(ch);
       }
-      if (co["launch_us"]) c.library->launch_us = latency(co["launch_us"], "system.collectives.launch_us") / 1000;
+      // latency(): a number in [0, 1e6], here MiB (x 1000 undone).
+      if (co["ring_fill_mib"]) c.library->ring_fill_mib = latency(co["ring_fill_mib"], "system.collectives.ring_fill_mib") / 1000;
+      if (co["nvls_fill_mib"]) c.library->nvls_fill_mib = latency(co["nvls_fill_mib"], "system.collectives.nvls_fill_mib") / 1000;
       if (c.switch_reduction && (c.library->generation == "volta" || c.library->generation == "ampere" || c.library->generation == "cdna3"))
         throw InputError(c.source, at(co, "system.collectives.generation"),
                          "generation " + c.library->generation + " has no in-switch reduction (NVLS), but system.link.switch_reduction is true");
     }
     for (const auto& kv : co) {
       const std::string kind = kv.first.as<std::string>();
-      if (kind == "model" || kind == "generation" || kind == "protocol" || kind == "channels" || kind == "launch_us") continue;
+      if (kind == "model" || kind == "generation" || kind == "protocol" || kind == "channels" || kind == "ring_fill_mib" ||
+          kind == "nvls_fill_mib")
+        continue;
       const std::string algo = kv.second.as<std::string>();
       if (algo == "auto" && c.library) continue;
       auto a = models::parse_algo(algo);

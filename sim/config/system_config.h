@@ -32,7 +32,7 @@ struct SystemConfig {
     std::string generation = "hopper";
     std::optional<models::Protocol> protocol;  // forced
     int channels = 16;
-    double launch_us = 0;
+    double ring_fill_mib = 0, nvls_fill_mib = 0;
   };
   std::optional<Library> library;
   bool switch_reduction = false;  // system.link.switch_reduction: the switch reduces (NVLS)

@@ -165,7 +165,8 @@ models::CollectivePlan collective_plan(const config::SystemConfig& cfg, const st
   models::CollectiveTuning t = *models::CollectiveTuning::nccl(cfg.library->generation);
   t.protocol = cfg.library->protocol;
   t.channels = cfg.library->channels;
-  t.launch_us = cfg.library->launch_us;
+  t.ring_fill_bytes = cfg.library->ring_fill_mib * (1 << 20);
+  t.nvls_fill_bytes = cfg.library->nvls_fill_mib * (1 << 20);
   if (!cfg.switch_reduction) t.nvls_efficiency = 0;
   std::optional<models::CollectiveAlgo> forced = cfg.forced_algorithm(kind);
   if (!forced && kind != "all_reduce" && kind != "all_gather" && kind != "reduce_scatter") forced = cfg.algorithm(kind);

@@ -156,6 +156,29 @@ TEST(NcclModel, LargeAllReduceOnAnNvlsSwitchReducesInTheSwitchByHand) {
   EXPECT_NE(why.find("switch"), std::string::npos);
 }
 
+TEST(NcclModel, ThePipelineFillDelaysTheFirstBytesByHand) {
+  // NVLS with a 16 MiB fill: the first 16 MiB cross both halves without overlap, as if moved
+  // twice; a 4 MiB all_reduce (smaller than the fill) moves all of itself twice.
+  CollectiveTuning t = hopper();
+  t.nvls_fill_bytes = 16.0 * (1 << 20);
+  const double rate = 0.85 * 450 * 0.824;
+  for (double mib : {4.0, 64.0}) {
+    const double S = mib * (1 << 20);
+    const auto p = tuned_plan("all_reduce", 8, S, h100_node(), t, CollectiveAlgo::Nvls);
+    ASSERT_TRUE(p);
+    const double fill = 1.125 * std::min(S, t.nvls_fill_bytes) / rate;
+    EXPECT_NEAR(p->fill_ns, fill, 1e-9 * fill);
+    const double expect = 25000 + fill + 1.125 * S / rate;
+    EXPECT_NEAR(p->time_ns, expect, 1e-6 * expect);
+    EXPECT_NEAR(play_plan(h100_node(), 8, "all_reduce", *p, 8, S), expect, 1e-6 * expect);
+  }
+  // The fill is idle time: the switch ports carry only the collective's own bytes.
+  Network net(8, h100_node());
+  const auto p = tuned_plan("all_reduce", 8, 64.0 * (1 << 20), h100_node(), t, CollectiveAlgo::Nvls);
+  play_collective(net, "all_reduce", *p, {0, 1, 2, 3, 4, 5, 6, 7}, 64.0 * (1 << 20), 0, 0);
+  EXPECT_NEAR(net.link_stats()[0].bytes, 1.125 * 64.0 * (1 << 20) / 0.85, 1.0);
+}
+
 TEST(NcclModel, EveryPlanPlayedOnAnIdleNetworkTakesItsClosedFormTime) {
   NetworkParams mesh = params(Topology::FullyConnected, 48, 2000);
   NetworkParams two_nodes = h100_node();
@@ -168,6 +191,7 @@ TEST(NcclModel, EveryPlanPlayedOnAnIdleNetworkTakesItsClosedFormTime) {
           for (auto proto : {Protocol::LL, Protocol::LL128, Protocol::Simple}) {
             CollectiveTuning t = hopper();
             t.protocol = proto;
+            t.ring_fill_bytes = 8e6, t.nvls_fill_bytes = 16e6;
             const auto p = tuned_plan(kind, 8, S, np, t, algo);
             if (!p) continue;  // not this kind, protocol or network
             const double sim = play_plan(np, 8, kind, *p, 8, S);
