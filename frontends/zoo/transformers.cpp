@@ -281,6 +281,16 @@ std::vector<std::string> transformer_names() {
 
 bool is_transformer(const std::string& model) { return find_def(model) != nullptr; }
 
+std::optional<TransformerShape> transformer_shape(const std::string& model) {
+  const Def* d = find_def(model);
+  if (!d) return std::nullopt;
+  TransformerShape s;
+  s.family = d->family == Family::Bert ? "bert" : d->family == Family::Gpt2 ? "gpt2" : "llama";
+  s.layers = d->layers, s.d = d->d, s.heads = d->heads, s.kv_heads = d->kv_heads > 0 ? d->kv_heads : d->heads;
+  s.ffn = d->ffn, s.vocab = d->vocab, s.eps = d->eps;
+  return s;
+}
+
 ir::Graph make_transformer(const ZooOptions& o) {
   const Def* m = find_def(o.model);
   if (!m) {

@@ -11,6 +11,7 @@
 // ir::Graph by tensor ids and validated; frontends/frontend_ir/frontend_ir_writer.h writes them
 // as Frontend IR with the npusim extension operations (docs/formats.md#npusim-extensions).
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,24 @@ std::vector<std::string> model_names();
 // Transformers: bert-base, gpt2, llama2-7b.
 std::vector<std::string> transformer_names();
 bool is_transformer(const std::string& model);
+
+// A transformer's shape (Hugging Face config): nullopt for an unknown model.
+struct TransformerShape {
+  std::string family;  // "bert", "gpt2", "llama"
+  int layers = 0, d = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0;
+  double eps = 1e-5;
+};
+std::optional<TransformerShape> transformer_shape(const std::string& model);
+
+// `sim zoo llama2-70b --tp T --pp P` (zoo_pipeline.cpp, docs/system.md#zoo-pipelines): the
+// model as a multi-device pipeline (docs/formats.md#pipeline-format) on tp x pp devices,
+// Megatron-style: per layer and tensor-parallel rank an attention supertask (q/k/v column
+// shards, o row shard) and an MLP supertask (gate/up column shards, down row shard), each
+// followed by an all_reduce over the stage's tp ranks; pipeline stages of layers/pp layers
+// joined by send/recv of the hidden state; the last stage ends with the final norm and a
+// vocabulary-parallel lm_head. Llama models; batch, seq and kv_len as make_transformer.
+// InputError("zoo", option, why) on bad options.
+nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& options, int tp, int pp);
 
 // CNNs. Throws npusim::InputError("zoo", "model"|"batch"|"dtype"|"input"|"seq"|..., why) on bad
 // options (a transformer's name included: those are built by make_transformer).

@@ -52,6 +52,7 @@ struct ZooCliOptions {
   std::string dtype;  // int8, fp16, fp32; empty: int8 for CNNs, fp16 for transformers and ops
   std::string input;  // "HxW" (CNNs)
   int seq = 0, kv_len = 0, layers = 0;  // transformers (0: the model's default)
+  int tp = 0, pp = 0;  // Llama models: a tp x pp pipeline (0: not given)
   std::string out;
 };
 int run_zoo(const ZooCliOptions& o);

@@ -66,6 +66,9 @@ static int sim_main(int argc, char** argv) {
   zoo_cmd->add_option("--seq", zoo.seq, "transformers: tokens in this pass (default 128, or 1 with --kv-len)");
   zoo_cmd->add_option("--kv-len", zoo.kv_len, "gpt2*, gpt3*, llama2*: cached tokens; K/V caches of this length are inputs (a decode step)");
   zoo_cmd->add_option("--layers", zoo.layers, "transformers: keep the first K layers (default: all)");
+  zoo_cmd->add_option("--tp", zoo.tp, "llama2*: write a multi-device pipeline with this many tensor-parallel ranks per stage (docs/system.md#zoo-pipelines)")
+      ->check(CLI::Range(1, 4096));
+  zoo_cmd->add_option("--pp", zoo.pp, "llama2*: pipeline-parallel stages of that pipeline (default 1)")->check(CLI::Range(1, 4096));
   zoo_cmd->add_option("-o,--output", zoo.out, "output file (default: stdout)");
 
   cli::CompareTraceOptions cmp;

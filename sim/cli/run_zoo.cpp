@@ -41,6 +41,10 @@ nlohmann::ordered_json zoo_model(const ZooCliOptions& o) {
   z.seq = o.seq;
   z.kv_len = o.kv_len;
   z.layers = o.layers;
+  if (o.tp > 0 || o.pp > 0) {
+    if (!o.input.empty()) throw InputError("zoo", "--input", "--input applies to CNNs");
+    return frontends::zoo::make_parallel_pipeline(z, std::max(o.tp, 1), std::max(o.pp, 1));
+  }
   if (frontends::zoo::is_transformer(z.model)) {
     if (!o.input.empty()) throw InputError("zoo", "--input", "--input applies to CNNs; transformers take --seq and --kv-len");
     return frontends::write_frontend_ir(frontends::zoo::make_transformer(z));
@@ -59,8 +63,10 @@ nlohmann::ordered_json zoo_model(const ZooCliOptions& o) {
 
 int run_zoo(const ZooCliOptions& o) {
   if (o.args.empty()) throw InputError("zoo", "model", "give a model or op OP key=value ...");
+  if (o.args[0] == "op" && (o.tp > 0 || o.pp > 0)) throw InputError("zoo op", "--tp", "--tp and --pp apply to the Llama models");
   const nlohmann::ordered_json doc = o.args[0] == "op" ? zoo_op(o) : zoo_model(o);
-  const std::string text = doc.dump(3) + "\n";
+  // A pipeline's base64 payloads are long lines anyway: indent it by one.
+  const std::string text = doc.dump(o.tp > 0 || o.pp > 0 ? 1 : 3) + "\n";
   if (o.out.empty()) {
     std::cout << text;
   } else {

@@ -143,6 +143,7 @@ struct SystemTop : sc_core::sc_module {
     const models::CollectivePlan plan = collective_plan(cfg, kind, n, size);
     clk.wait_until(models::play_collective(net, kind, plan, dev, size, root, clk.now()));
     const double end = clk.now();
+    for (int i = 0; i < n; ++i) res.devices[static_cast<size_t>(dev[static_cast<size_t>(i)])].comm_ns += end - start;
     for (int m : c.members) {
       res.tasks[m].start_ns = start;
       res.tasks[m].end_ns = end;

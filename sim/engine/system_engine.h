@@ -27,6 +27,7 @@ struct DeviceTiming {
   std::string name;       // "dev0", or the cpu lane "host:<slot>"
   std::string config;     // the device config as the system file names it
   double busy_ns = 0;     // compute
+  double comm_ns = 0;     // inside collectives it is a member of (start: every member ready)
   double comm_wait_ns = 0;  // idle with work pending, waiting for a collective's output
   double idle_ns = 0;     // makespan - busy - comm_wait
 };

@@ -51,12 +51,12 @@ std::string format_system_table(const SystemReport& r) {
     o << line;
   }
   o << "\ndevices:\n";
-  std::snprintf(line, sizeof line, "  %-10s  %-22s  %12s  %12s  %12s  %6s\n", "device", "config", "busy_us", "comm_wait_us",
-                "idle_us", "busy%");
+  std::snprintf(line, sizeof line, "  %-10s  %-22s  %12s  %12s  %12s  %12s  %6s\n", "device", "config", "busy_us", "comm_us",
+                "comm_wait_us", "idle_us", "busy%");
   o << line;
   for (const auto& d : m.devices) {
-    std::snprintf(line, sizeof line, "  %-10s  %-22s  %12.3f  %12.3f  %12.3f  %5.1f%%\n", d.name.c_str(),
-                  d.config.substr(0, 22).c_str(), d.busy_ns / 1000, d.comm_wait_ns / 1000, d.idle_ns / 1000,
+    std::snprintf(line, sizeof line, "  %-10s  %-22s  %12.3f  %12.3f  %12.3f  %12.3f  %5.1f%%\n", d.name.c_str(),
+                  d.config.substr(0, 22).c_str(), d.busy_ns / 1000, d.comm_ns / 1000, d.comm_wait_ns / 1000, d.idle_ns / 1000,
                   m.makespan_ns > 0 ? 100.0 * d.busy_ns / m.makespan_ns : 0.0);
     o << line;
   }
@@ -97,7 +97,7 @@ nlohmann::json system_to_json(const SystemReport& r) {
   j["supertasks"] = tasks;
   nlohmann::json devs = nlohmann::json::array();
   for (const auto& d : m.devices)
-    devs.push_back({{"name", d.name}, {"config", d.config}, {"busy_us", d.busy_ns / 1000},
+    devs.push_back({{"name", d.name}, {"config", d.config}, {"busy_us", d.busy_ns / 1000}, {"comm_us", d.comm_ns / 1000},
                     {"comm_wait_us", d.comm_wait_ns / 1000}, {"idle_us", d.idle_ns / 1000}});
   j["devices"] = devs;
   nlohmann::json links = nlohmann::json::array();

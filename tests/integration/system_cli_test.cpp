@@ -2,6 +2,8 @@
 // per-device rows, per-link rows and a critical path; mismatched inputs are exit 2.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/integration/test_util.h"
 
 namespace npusim::test {
@@ -123,6 +125,64 @@ TEST(CollectiveCli, SystemKeysOfTheLibraryModelAreChecked) {
     EXPECT_NE(r.output.find(c.needle), std::string::npos) << c.body << r.output;
     EXPECT_NE(r.output.find("s.yaml"), std::string::npos) << r.output;
   }
+}
+
+// `sim zoo llama2-* --tp T --pp P`: a Megatron-style pipeline that runs on NPU and GPU systems,
+// every supertask lowered, with per-device compute / communication / waiting.
+TEST(ZooPipelines, TensorAndPipelineParallelLlamaRunsOnNpuAndGpuSystems) {
+  const std::string d = scratch_dir("zoo_tp_pp");
+  auto r = run_sim("zoo llama2-7b --tp 2 --pp 2 --layers 4 --seq 64 -o '" + d + "/p.json'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string p = read_text(d + "/p.json");
+  // Shards: q 32 heads / 2 x 128 = 2048 columns, gate 11008 / 2; K/V of llama2-70b at tp 8: one head.
+  const auto pj = nlohmann::json::parse(p);
+  EXPECT_EQ(pj["tensors"]["layers.0.tp1.wq"]["shape"], nlohmann::json({4096, 2048}));
+  EXPECT_EQ(pj["tensors"]["layers.3.tp0.w_gate"]["shape"], nlohmann::json({4096, 5504}));
+  ASSERT_EQ(run_sim("zoo llama2-7b --tp 2 --pp 2 --layers 4 --seq 64 -o '" + d + "/p2.json'").exit_code, 0);
+  EXPECT_EQ(p, read_text(d + "/p2.json"));  // deterministic
+  for (const char* s : {"system_8x_h100", "system_8x_a100", "system_8x_gemini"}) {
+    r = run_sim("--ir '" + d + "/p.json' --hw '" + system(s) + "' -q --report '" + d + "/r.json'");
+    ASSERT_EQ(r.exit_code, 0) << s << ": " << r.output;
+    const auto j = nlohmann::json::parse(read_text(d + "/r.json"));
+    // input, output; stage 0 ranks: 2 layers x (attn, all_reduce, mlp, all_reduce) + residual + send;
+    // stage 1 ranks: recv + 2 layers x 4 + head.
+    EXPECT_EQ(j["supertasks"].size(), 2u + 2 * 10 + 2 * 10) << s;
+    for (const auto& t : j["supertasks"]) {
+      EXPECT_FALSE(t["estimated"].get<bool>()) << s << " " << t["id"];
+      if (t["kind"] == "all_reduce") EXPECT_TRUE(t.contains("collective")) << t;
+    }
+    for (int dev = 0; dev < 4; ++dev) {
+      EXPECT_GT(j["devices"][dev]["busy_us"].get<double>(), 0) << s << " dev" << dev;
+      EXPECT_GT(j["devices"][dev]["comm_us"].get<double>(), 0) << s << " dev" << dev;
+    }
+    EXPECT_EQ(j["devices"][4]["busy_us"].get<double>(), 0) << s;  // 4 of the 8 devices are not used
+  }
+  // Stage 1 waits for stage 0: its devices idle or wait at least stage 0's compute.
+  const auto j = nlohmann::json::parse(read_text(d + "/r.json"));
+  EXPECT_GE(j["devices"][2]["comm_wait_us"].get<double>() + j["devices"][2]["idle_us"].get<double>(),
+            j["devices"][0]["busy_us"].get<double>() * 0.99);
+  r = run_sim("zoo llama2-70b --tp 8 --layers 1 --seq 16 -o '" + d + "/p70.json'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(read_text(d + "/p70.json"))["tensors"]["layers.0.tp7.wk"]["shape"], nlohmann::json({8192, 128}));
+}
+
+TEST(ZooPipelines, ShardsThatDoNotDivideAreRefused) {
+  auto r = run_sim("zoo llama2-7b --tp 3 -o /dev/null");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--tp"), std::string::npos) << r.output;
+  r = run_sim("zoo llama2-70b --tp 16 -o /dev/null");  // 8 K/V heads
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("K/V heads"), std::string::npos) << r.output;
+  r = run_sim("zoo gpt2 --tp 2 -o /dev/null");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("Llama"), std::string::npos) << r.output;
+  r = run_sim("zoo llama2-7b --pp 5 --layers 4 -o /dev/null");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--pp"), std::string::npos) << r.output;
+  r = run_sim("zoo op matmul m=4 n=4 k=4 --tp 2 -o /dev/null");
+  EXPECT_EQ(r.exit_code, 2);
+  r = run_sim("zoo llama2-7b --tp 2 --dtype int8 -o /dev/null");
+  EXPECT_EQ(r.exit_code, 2);
 }
 
 }  // namespace npusim::test

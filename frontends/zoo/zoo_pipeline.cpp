@@ -1,0 +1,372 @@
+// `sim zoo MODEL --tp T --pp P`: a Llama model as a tensor- and pipeline-parallel pipeline
+// (docs/system.md#zoo-pipelines) in furiosa-llm's format (docs/formats.md#pipeline-format).
+// Compute supertasks carry "fx" payloads: base64 of torch.export graph-schema JSON, written node
+// by node as scripts/make_pipelines.py does (aten ops the pipeline reader lowers), one blob per
+// distinct graph, so the system engine simulates each distinct supertask once.
+//
+// Megatron-style sharding per stage and tensor-parallel rank t of T: q/k/v column shards
+// (H/T query heads, Hkv/T K/V heads), o row shard, gate/up column shards (F/T), down row shard,
+// lm_head column shard (V/T). Per layer: attention supertask (residual add, rms_norm, q/k/v,
+// rotary, attention, o) -> all_reduce -> MLP supertask (residual add, rms_norm, gate/up, silu,
+// mul, down) -> all_reduce; the next supertask adds the reduced output to the residual stream.
+// Stages hand the hidden state to the next stage's rank t by send/recv. Grouped-query attention
+// multiplies the g = H/Hkv query heads of a K/V head as one [g*S, dh] block against its keys
+// (no copies of K/V), as FlashAttention and vLLM do.
+#include <map>
+
+#include "frontends/pipeline/fx_lower.h"
+#include "frontends/zoo/zoo.h"
+#include "sim/ir/error.h"
+
+namespace npusim::frontends::zoo {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+using Dims = std::vector<int64_t>;
+
+Json T(const std::string& n) { return {{"as_tensor", {{"name", n}}}}; }
+Json I(int64_t v) { return {{"as_int", v}}; }
+Json F(double v) { return {{"as_float", v}}; }
+Json B(bool v) { return {{"as_bool", v}}; }
+Json INTS(const Dims& v) { return {{"as_ints", v}}; }
+Json TS(const std::vector<std::string>& names) {
+  Json a = Json::array();
+  for (const auto& n : names) a.push_back({{"name", n}});
+  return {{"as_tensors", a}};
+}
+
+// A torch.export graph written node by node; values named as torch names them (mm, mm_1...).
+class FxGraph {
+ public:
+  explicit FxGraph(int scalar) : m_scalar(scalar) {}
+
+  std::string input(const Dims& shape) {
+    const std::string name = "arg" + std::to_string(m_inputs.size()) + "_1";
+    meta(name, shape);
+    m_inputs.push_back(T(name));
+    return name;
+  }
+  std::string call(const std::string& op, const std::vector<std::pair<std::string, Json>>& args, const Dims& shape,
+                   const std::string& overload = "default") {
+    std::string base = op;
+    while (!base.empty() && base[0] == '_') base.erase(0, 1);
+    const int k = m_counts[base]++;
+    const std::string name = k == 0 ? base : base + "_" + std::to_string(k);
+    meta(name, shape);
+    Json ins = Json::array();
+    for (const auto& [n, a] : args) ins.push_back({{"name", n}, {"arg", a}, {"kind", 1}});
+    m_nodes.push_back({{"target", "torch.ops.aten." + op + "." + overload}, {"inputs", ins},
+                       {"outputs", Json::array({T(name)})}, {"metadata", Json::object()}});
+    m_names.push_back(name);
+    return name;
+  }
+  void output(const std::vector<std::string>& names) {
+    m_outputs = Json::array();
+    for (const auto& n : names) m_outputs.push_back(T(n));
+  }
+  // base64(JSON) as furiosa-llm's serialize_gm writes it: the Graph plus its "metadata".
+  std::string payload() const {
+    Json g;
+    g["inputs"] = m_inputs;
+    g["outputs"] = m_outputs;
+    g["nodes"] = m_nodes;
+    g["tensor_values"] = m_tv;
+    g["sym_int_values"] = Json::object();
+    g["sym_bool_values"] = Json::object();
+    g["is_single_tensor_return"] = false;
+    g["custom_obj_values"] = Json::object();
+    g["metadata"] = {{"node_metas", Json::object()},
+                     {"node_dynamo_source_info", Json::object()},
+                     {"node_names", m_names},
+                     {"constant_saved_info", {{"param_files", Json::object()}, {"tensor_to_saved_file_id_and_saved_name", Json::object()}, {"blob", nullptr}}},
+                     {"getattr_node_targets", Json::object()}};
+    return pipeline::base64_encode(g.dump());
+  }
+
+  // ---- the aten ops the models use ----
+  std::string mm(const std::string& a, const std::string& b, const Dims& s) { return call("mm", {{"self", T(a)}, {"mat2", T(b)}}, s); }
+  std::string bmm(const std::string& a, const std::string& b, const Dims& s) { return call("bmm", {{"self", T(a)}, {"mat2", T(b)}}, s); }
+  std::string add(const std::string& a, const std::string& b, const Dims& s) {
+    return call("add", {{"self", T(a)}, {"other", T(b)}}, s, "Tensor");
+  }
+  std::string mul(const std::string& a, const std::string& b, const Dims& s) {
+    return call("mul", {{"self", T(a)}, {"other", T(b)}}, s, "Tensor");
+  }
+  std::string reshape(const std::string& x, const Dims& s) { return call("reshape", {{"self", T(x)}, {"shape", INTS(s)}}, s); }
+  std::string permute(const std::string& x, const Dims& dims, const Dims& s) {
+    return call("permute", {{"self", T(x)}, {"dims", INTS(dims)}}, s);
+  }
+  std::string rms_norm(const std::string& x, const std::string& w, int64_t d, double eps, const Dims& s) {
+    return call("rms_norm", {{"input", T(x)}, {"normalized_shape", INTS({d})}, {"weight", T(w)}, {"eps", F(eps)}}, s);
+  }
+  std::string slice(const std::string& x, int64_t dim, int64_t start, int64_t end, const Dims& s) {
+    return call("slice", {{"self", T(x)}, {"dim", I(dim)}, {"start", I(start)}, {"end", I(end)}, {"step", I(1)}}, s, "Tensor");
+  }
+  std::string cat(const std::vector<std::string>& xs, int64_t dim, const Dims& s) {
+    return call("cat", {{"tensors", TS(xs)}, {"dim", I(dim)}}, s);
+  }
+
+ private:
+  void meta(const std::string& name, const Dims& shape) {
+    Json sizes = Json::array(), strides = Json::array();
+    std::vector<int64_t> st(shape.size());
+    int64_t s = 1;
+    for (size_t i = shape.size(); i-- > 0;) st[i] = s, s *= shape[i];
+    for (size_t i = 0; i < shape.size(); ++i) sizes.push_back(I(shape[i])), strides.push_back(I(st[i]));
+    m_tv[name] = {{"dtype", m_scalar}, {"sizes", sizes}, {"requires_grad", false}, {"device", {{"type", "cpu"}, {"index", nullptr}}},
+                  {"strides", strides}, {"storage_offset", I(0)}, {"layout", 7}};
+  }
+  int m_scalar;
+  Json m_inputs = Json::array(), m_outputs = Json::array(), m_nodes = Json::array(), m_tv = Json::object();
+  std::vector<std::string> m_names;
+  std::map<std::string, int> m_counts;
+};
+
+// One rank's share of the model and the pass's sizes.
+struct Shard {
+  int64_t B, S, N, Tk;  // batch, new tokens, cached tokens, keys (N + S)
+  int64_t D, h, hkv, g, dh, f, v;  // model width, query / K/V heads, heads per K/V head, head dim, FFN and vocab shards
+  double eps;
+  int scalar;  // torch.export ScalarType of the activations
+  std::string dtype;  // pipeline dtype name
+};
+
+// Rotary embedding as Hugging Face's apply_rotary_pos_emb: x*cos + rotate_half(x)*sin over the
+// last dim (positions along dim -2).
+std::string rope(FxGraph& g, const std::string& x, const std::string& cos, const std::string& sin, const Dims& s) {
+  Dims half = s;
+  half.back() /= 2;
+  const int64_t dh = s.back();
+  const std::string x1 = g.slice(x, -1, 0, dh / 2, half), x2 = g.slice(x, -1, dh / 2, dh, half);
+  const std::string rot = g.cat({g.call("neg", {{"self", T(x2)}}, half), x1}, -1, s);
+  return g.add(g.mul(x, cos, s), g.mul(rot, sin, s), s);
+}
+
+// Inputs: x, r (residual stream and the last reduced output), wq, wk, wv, wo, norm weight, cos,
+// sin, scale, [mask when S > 1], [K and V caches when N > 0]. Outputs: o's partial sum, x + r.
+FxGraph attention(const Shard& m) {
+  FxGraph g(m.scalar);
+  const int64_t BS = m.B * m.S, hd = m.h * m.dh, kvd = m.hkv * m.dh;
+  const std::string x = g.input({BS, m.D}), r = g.input({BS, m.D});
+  const std::string wq = g.input({m.D, hd}), wk = g.input({m.D, kvd}), wv = g.input({m.D, kvd}), wo = g.input({hd, m.D});
+  const std::string wn = g.input({m.D}), cos = g.input({m.S, m.dh}), sin = g.input({m.S, m.dh}), scale = g.input({1});
+  const std::string mask = m.S > 1 ? g.input({m.g * m.S, m.Tk}) : "";
+  const std::string kc = m.N > 0 ? g.input({m.B * m.hkv, m.N, m.dh}) : "", vc = m.N > 0 ? g.input({m.B * m.hkv, m.N, m.dh}) : "";
+  const std::string xs = g.add(x, r, {BS, m.D});
+  const std::string ln = g.rms_norm(xs, wn, m.D, m.eps, {BS, m.D});
+  const std::string q = g.mm(ln, wq, {BS, hd}), k = g.mm(ln, wk, {BS, kvd}), v = g.mm(ln, wv, {BS, kvd});
+  // q: [B, S, Hkv, g, dh] -> [B, Hkv, g, S, dh], rotary, -> [B*Hkv, g*S, dh]
+  const Dims qs{m.B, m.hkv, m.g, m.S, m.dh};
+  std::string qh = g.permute(g.reshape(q, {m.B, m.S, m.hkv, m.g, m.dh}), {0, 2, 3, 1, 4}, qs);
+  qh = g.reshape(rope(g, qh, cos, sin, qs), {m.B * m.hkv, m.g * m.S, m.dh});
+  const Dims ks{m.B, m.hkv, m.S, m.dh};
+  std::string kh = g.permute(g.reshape(k, {m.B, m.S, m.hkv, m.dh}), {0, 2, 1, 3}, ks);
+  kh = g.reshape(rope(g, kh, cos, sin, ks), {m.B * m.hkv, m.S, m.dh});
+  std::string vh = g.reshape(g.permute(g.reshape(v, {m.B, m.S, m.hkv, m.dh}), {0, 2, 1, 3}, ks), {m.B * m.hkv, m.S, m.dh});
+  if (m.N > 0) {
+    kh = g.cat({kc, kh}, 1, {m.B * m.hkv, m.Tk, m.dh});
+    vh = g.cat({vc, vh}, 1, {m.B * m.hkv, m.Tk, m.dh});
+  }
+  const std::string kt = g.permute(kh, {0, 2, 1}, {m.B * m.hkv, m.dh, m.Tk});
+  const Dims ss{m.B * m.hkv, m.g * m.S, m.Tk};
+  std::string sc = g.mul(g.bmm(qh, kt, ss), scale, ss);
+  if (m.S > 1) sc = g.add(sc, mask, ss);
+  const std::string p = g.call("_softmax", {{"self", T(sc)}, {"dim", I(-1)}, {"half_to_float", B(false)}}, ss);
+  std::string ctx = g.bmm(p, vh, {m.B * m.hkv, m.g * m.S, m.dh});
+  ctx = g.permute(g.reshape(ctx, {m.B, m.hkv, m.g, m.S, m.dh}), {0, 3, 1, 2, 4}, {m.B, m.S, m.hkv, m.g, m.dh});
+  ctx = g.reshape(ctx, {BS, hd});
+  g.output({g.mm(ctx, wo, {BS, m.D}), xs});
+  return g;
+}
+
+// Inputs: x, r, norm weight, gate, up, down. Outputs: down's partial sum, x + r.
+FxGraph mlp(const Shard& m) {
+  FxGraph g(m.scalar);
+  const int64_t BS = m.B * m.S;
+  const std::string x = g.input({BS, m.D}), r = g.input({BS, m.D}), wn = g.input({m.D});
+  const std::string wg = g.input({m.D, m.f}), wu = g.input({m.D, m.f}), wd = g.input({m.f, m.D});
+  const std::string h = g.add(x, r, {BS, m.D});
+  const std::string ln = g.rms_norm(h, wn, m.D, m.eps, {BS, m.D});
+  const std::string gate = g.call("silu", {{"self", T(g.mm(ln, wg, {BS, m.f}))}}, {BS, m.f});
+  const std::string up = g.mul(gate, g.mm(ln, wu, {BS, m.f}), {BS, m.f});
+  g.output({g.mm(up, wd, {BS, m.D}), h});
+  return g;
+}
+
+// The residual stream's last add before a stage hands it on: x + r.
+FxGraph residual(const Shard& m) {
+  FxGraph g(m.scalar);
+  const std::string x = g.input({m.B * m.S, m.D}), r = g.input({m.B * m.S, m.D});
+  g.output({g.add(x, r, {m.B * m.S, m.D})});
+  return g;
+}
+
+// The last stage's end: x + r, the final rms_norm, the lm_head's vocabulary shard.
+FxGraph head(const Shard& m) {
+  FxGraph g(m.scalar);
+  const int64_t BS = m.B * m.S;
+  const std::string x = g.input({BS, m.D}), r = g.input({BS, m.D}), wn = g.input({m.D}), w = g.input({m.D, m.v});
+  const std::string h = g.add(x, r, {BS, m.D});
+  g.output({g.mm(g.rms_norm(h, wn, m.D, m.eps, {BS, m.D}), w, {BS, m.v})});
+  return g;
+}
+
+Json tensor(const Dims& shape, const std::string& dt) { return {{"shape", shape}, {"dtype", dt}}; }
+
+// A weight (or other constant) stored in the pipeline's parameter file under `name`.
+Json weight(const Dims& shape, const std::string& dt, const std::string& name) {
+  Json placements = Json::array();
+  for (int64_t d : shape) placements.push_back({0, d});
+  return {{"shape", shape}, {"dtype", dt},
+          {"value", {{"param_file", "0"}, {"name", name}, {"name_in_graph", name}, {"placements", placements}}}};
+}
+
+constexpr int kMaxDevices = 4096;
+
+}  // namespace
+
+nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, int tp, int pp) {
+  const auto shape = transformer_shape(o.model);
+  if (!shape) throw InputError("zoo", "model", "unknown transformer '" + o.model + "' (--tp and --pp take llama2-7b, llama2-13b, llama2-70b)");
+  if (shape->family != "llama")
+    throw InputError("zoo", "--tp", "tensor- and pipeline-parallel pipelines are written for the Llama models (llama2-7b, llama2-13b, llama2-70b); " +
+                                        o.model + " is not one");
+  if (tp < 1 || pp < 1 || int64_t{tp} * pp > kMaxDevices)
+    throw InputError("zoo", "--tp", "--tp and --pp must be at least 1 with tp x pp <= " + std::to_string(kMaxDevices) + " devices");
+  for (const auto& [what, n] : std::vector<std::pair<std::string, int>>{{"attention heads", shape->heads},
+                                                                       {"K/V heads", shape->kv_heads},
+                                                                       {"FFN width", shape->ffn},
+                                                                       {"vocabulary", shape->vocab}})
+    if (n % tp != 0)
+      throw InputError("zoo", "--tp", o.model + "'s " + what + " (" + std::to_string(n) + ") do not divide by --tp " + std::to_string(tp));
+  const int layers = o.layers == 0 ? shape->layers : o.layers;
+  if (o.layers < 0 || o.layers > shape->layers)
+    throw InputError("zoo", "layers", o.model + " has " + std::to_string(shape->layers) + " layers; --layers must be in 1.." +
+                                          std::to_string(shape->layers) + " (0: all), got " + std::to_string(o.layers));
+  if (pp > layers)
+    throw InputError("zoo", "--pp", "--pp " + std::to_string(pp) + " stages for " + std::to_string(layers) + " layers: a stage needs a layer");
+  // Sizes as make_transformer checks them; it also validates the dtype.
+  ZooOptions check = o;
+  check.layers = 1;
+  make_transformer(check);
+  const ir::DType dt = zoo_dtype(o.dtype, ir::DType::Float16, "zoo", true);
+  if (dt != ir::DType::Float16 && dt != ir::DType::BFloat16 && dt != ir::DType::Float32)
+    throw InputError("zoo", "dtype", "pipelines are written in fp16, bf16 or fp32");
+
+  Shard m;
+  m.B = o.batch;
+  m.S = o.seq != 0 ? o.seq : o.kv_len > 0 ? 1 : 128;
+  m.N = o.kv_len;
+  m.Tk = m.N + m.S;
+  m.D = shape->d;
+  m.h = shape->heads / tp;
+  m.hkv = shape->kv_heads / tp;
+  m.g = m.h / m.hkv;
+  m.dh = shape->d / shape->heads;
+  m.f = shape->ffn / tp;
+  m.v = shape->vocab / tp;
+  m.eps = shape->eps;
+  m.scalar = dt == ir::DType::Float16 ? 6 : dt == ir::DType::BFloat16 ? 13 : 7;
+  m.dtype = dt == ir::DType::Float16 ? "f16" : dt == ir::DType::BFloat16 ? "bf16" : "f32";
+  const std::string& d_t = m.dtype;
+  const int64_t BS = m.B * m.S;
+
+  Json devices = Json::object(), tensors = Json::object(), st = Json::object();
+  for (int d = 0; d < tp * pp; ++d) devices[std::to_string(d)] = "npu:" + std::to_string(d) + ":*";
+  Json in_outputs = Json::array(), out_inputs = Json::array();
+  // Stage s takes layers [first(s), first(s + 1)): the first layers % pp stages one more.
+  auto first = [&](int s) { return s * (layers / pp) + std::min(s, layers % pp); };
+  for (int s = 0; s < pp; ++s) {
+    for (int t = 0; t < tp; ++t) {
+      const int dev = s * tp + t;
+      const std::string D = std::to_string(dev), pre = "d" + D + ".";
+      // The residual stream enters as (x, 0): the embedding (looked up on the host) or the
+      // previous stage's hidden state.
+      std::string x = pre + "x", r = pre + "zero";
+      tensors[x] = tensor({BS, m.D}, d_t);
+      tensors[r] = tensor({BS, m.D}, d_t);
+      in_outputs.push_back(r);
+      if (s == 0) in_outputs.push_back(x);
+      // Constants of this device's attention: rotary tables, 1/sqrt(dh), the causal mask.
+      tensors[pre + "rope_cos"] = weight({m.S, m.dh}, d_t, pre + "rope_cos");
+      tensors[pre + "rope_sin"] = weight({m.S, m.dh}, d_t, pre + "rope_sin");
+      tensors[pre + "scale"] = weight({1}, d_t, pre + "scale");
+      if (m.S > 1) tensors[pre + "mask"] = weight({m.g * m.S, m.Tk}, d_t, pre + "mask");
+      for (int l = first(s); l < first(s + 1); ++l) {
+        const std::string L = "layers." + std::to_string(l) + ".tp" + std::to_string(t) + ".";
+        const std::vector<std::pair<std::string, Dims>> attn_w = {{"wq", {m.D, m.h * m.dh}}, {"wk", {m.D, m.hkv * m.dh}},
+                                                                  {"wv", {m.D, m.hkv * m.dh}}, {"wo", {m.h * m.dh, m.D}},
+                                                                  {"attn_norm", {m.D}}};
+        const std::vector<std::pair<std::string, Dims>> mlp_w = {{"mlp_norm", {m.D}}, {"w_gate", {m.D, m.f}}, {"w_up", {m.D, m.f}},
+                                                                 {"w_down", {m.f, m.D}}};
+        Json ai = Json::array({x, r});
+        for (const auto& [n, sh] : attn_w) tensors[L + n] = weight(sh, d_t, L + n), ai.push_back(L + n);
+        for (const char* c : {"rope_cos", "rope_sin", "scale"}) ai.push_back(pre + c);
+        if (m.S > 1) ai.push_back(pre + "mask");
+        if (m.N > 0)
+          for (const char* c : {"k_cache", "v_cache"}) tensors[L + c] = weight({m.B * m.hkv, m.N, m.dh}, d_t, L + c), ai.push_back(L + c);
+        for (const char* a : {"attn_out", "resid_a", "attn_sum", "mlp_out", "resid_m", "mlp_sum"}) tensors[L + a] = tensor({BS, m.D}, d_t);
+        st[L + "attn"] = {{"kind", "fx"}, {"inputs", ai}, {"outputs", {L + "attn_out", L + "resid_a"}}, {"device", D},
+                          {"data", nullptr}, {"data_blob", "attention"}};
+        std::string reduced = L + "attn_out";
+        if (tp > 1) {
+          st[L + "ar_attn"] = {{"kind", "all_reduce"}, {"inputs", {L + "attn_out"}}, {"outputs", {L + "attn_sum"}}, {"device", D},
+                               {"group", "layers." + std::to_string(l) + ".ar_attn"}, {"device_idx", t},
+                               {"metadata", {{"reduce_op", "sum"}}}};
+          reduced = L + "attn_sum";
+        }
+        Json mi = Json::array({L + "resid_a", reduced});
+        for (const auto& [n, sh] : mlp_w) tensors[L + n] = weight(sh, d_t, L + n), mi.push_back(L + n);
+        st[L + "mlp"] = {{"kind", "fx"}, {"inputs", mi}, {"outputs", {L + "mlp_out", L + "resid_m"}}, {"device", D},
+                         {"data", nullptr}, {"data_blob", "mlp"}};
+        x = L + "resid_m", r = L + "mlp_out";
+        if (tp > 1) {
+          st[L + "ar_mlp"] = {{"kind", "all_reduce"}, {"inputs", {L + "mlp_out"}}, {"outputs", {L + "mlp_sum"}}, {"device", D},
+                              {"group", "layers." + std::to_string(l) + ".ar_mlp"}, {"device_idx", t},
+                              {"metadata", {{"reduce_op", "sum"}}}};
+          r = L + "mlp_sum";
+        }
+      }
+      if (s + 1 < pp) {  // hand the hidden state to rank t of the next stage
+        const std::string next = std::to_string(dev + tp), h = pre + "hidden", group = "stage" + std::to_string(s) + ".tp" + std::to_string(t);
+        tensors[h] = tensor({BS, m.D}, d_t);
+        st[pre + "residual"] = {{"kind", "fx"}, {"inputs", {x, r}}, {"outputs", {h}}, {"device", D}, {"data", nullptr}, {"data_blob", "residual"}};
+        st[pre + "send"] = {{"kind", "send"}, {"inputs", {h}}, {"outputs", Json::array()}, {"device", D}, {"group", group},
+                            {"device_idx", 0}, {"metadata", Json::object()}};
+        st["d" + next + ".recv"] = {{"kind", "recv"}, {"inputs", Json::array()}, {"outputs", {"d" + next + ".x"}}, {"device", next},
+                                    {"group", group}, {"device_idx", 1}, {"metadata", Json::object()}};
+      } else {
+        tensors[pre + "final_norm"] = weight({m.D}, d_t, "norm.tp" + std::to_string(t));
+        tensors[pre + "lm_head"] = weight({m.D, m.v}, d_t, "lm_head.tp" + std::to_string(t));
+        tensors[pre + "logits"] = tensor({BS, m.v}, d_t);
+        st[pre + "head"] = {{"kind", "fx"}, {"inputs", {x, r, pre + "final_norm", pre + "lm_head"}}, {"outputs", {pre + "logits"}},
+                            {"device", D}, {"data", nullptr}, {"data_blob", "head"}};
+        out_inputs.push_back(pre + "logits");
+      }
+    }
+  }
+  // Supertasks in an order where every input is produced first: the input, then by layer.
+  Json ordered = Json::object();
+  ordered["input"] = {{"kind", "input"}, {"inputs", Json::array()}, {"outputs", in_outputs}};
+  for (auto& [k, v] : st.items()) ordered[k] = v;
+  ordered["output"] = {{"kind", "output"}, {"inputs", out_inputs}, {"outputs", Json::array()}};
+
+  Json blobs = {{"attention", attention(m).payload()}, {"mlp", mlp(m).payload()}, {"head", head(m).payload()}};
+  if (pp > 1) blobs["residual"] = residual(m).payload();
+  Json p;
+  p["name"] = o.model + "_tp" + std::to_string(tp) + "_pp" + std::to_string(pp) + "_b" + std::to_string(m.B) + "_s" +
+              std::to_string(m.S) + (m.N > 0 ? "_kv" + std::to_string(m.N) : "");
+  p["devices"] = devices;
+  p["tensors"] = tensors;
+  p["supertasks"] = ordered;
+  p["metadata"] = {{"tensors", {{"inputs", Json::object()}, {"outputs", Json::object()}}},
+                   {"tensor_slices", {{"inputs", Json::object()}, {"outputs", Json::object()}}}};
+  p["blobs"] = blobs;
+  p["param_files"] = {{"0", {{"path", o.model + ".safetensors"}, {"format", "safetensors"}}}};
+  p["device_constraints"] = Json::array();
+  p["version"] = "0.1.0";
+  return p;
+}
+
+}  // namespace npusim::frontends::zoo
