@@ -40,6 +40,13 @@ class Network {
   double to_switch(int dev, double now_ns, double bytes);
   double from_switch(int dev, double now_ns, double bytes);
   int devices() const { return m_n; }
+  // Device memory (docs/system.md#contention): a device whose memory rate is set has its
+  // DRAM / HBM loaded by the transfers it sends (read) and receives (written) while they cross
+  // its port; memory_load says how many bytes per ns they draw at time t. Queries on one device
+  // must come at non-decreasing t (what ended before is forgotten).
+  void set_memory_rate(int dev, double bytes_per_ns);
+  double memory_rate(int dev) const;
+  double memory_load(int dev, double t);
   int node_of(int dev) const { return m_p.devices_per_node > 0 ? dev / m_p.devices_per_node : 0; }
   int nodes() const;
   // Links as (from, to) pairs with what they carried and how long they were busy; to = -1 for
@@ -55,6 +62,13 @@ class Network {
 
  private:
   RateServer& link(int from, int to);  // the directed link (switch: from's egress port)
+  // A transfer of `bytes` served until `end` at `rate` loads dev's memory over that span.
+  void load(int dev, double end, double bytes, double rate);
+  struct Load {
+    double start, end, rate;
+  };
+  std::vector<double> m_mem_rate;
+  std::vector<std::deque<Load>> m_loads;
   int local(int dev) const { return m_p.devices_per_node > 0 ? dev % m_p.devices_per_node : dev; }
   int m_n, m_k;  // devices; devices per node
   NetworkParams m_p;

@@ -26,6 +26,29 @@ Network::Network(int devices, const NetworkParams& p)
     for (int i = 0; i < devices; ++i) m_nic_out.emplace_back(p.nic_bytes_per_ns), m_nic_in.emplace_back(p.nic_bytes_per_ns);
 }
 
+void Network::set_memory_rate(int dev, double bytes_per_ns) {
+  if (m_mem_rate.empty()) m_mem_rate.assign(static_cast<size_t>(m_n), 0), m_loads.resize(static_cast<size_t>(m_n));
+  m_mem_rate[static_cast<size_t>(dev)] = bytes_per_ns;
+}
+
+double Network::memory_rate(int dev) const { return m_mem_rate.empty() ? 0 : m_mem_rate[static_cast<size_t>(dev)]; }
+
+void Network::load(int dev, double end, double bytes, double rate) {
+  if (memory_rate(dev) <= 0 || bytes <= 0) return;
+  m_loads[static_cast<size_t>(dev)].push_back({end - bytes / rate, end, rate});
+}
+
+double Network::memory_load(int dev, double t) {
+  if (memory_rate(dev) <= 0) return 0;
+  auto& q = m_loads[static_cast<size_t>(dev)];
+  // Loads are queued by when their transfer was issued; drop the ones over before t.
+  q.erase(std::remove_if(q.begin(), q.end(), [t](const Load& l) { return l.end <= t; }), q.end());
+  double r = 0;
+  for (const Load& l : q)
+    if (l.start <= t) r += l.rate;
+  return r;
+}
+
 int Network::nodes() const { return (m_n + m_k - 1) / std::max(1, m_k); }
 
 RateServer& Network::link(int from, int to) {
@@ -56,6 +79,7 @@ double Network::transfer(int src, int dst, double now_ns, double bytes, double h
     // Between nodes: the sender's NIC and the receiver's NIC at once, then the network's latency.
     const double out = m_nic_out[static_cast<size_t>(src)].reserve(now_ns, bytes);
     const double in = m_nic_in[static_cast<size_t>(dst)].reserve(now_ns, bytes);
+    load(src, out, bytes, m_p.nic_bytes_per_ns), load(dst, in, bytes, m_p.nic_bytes_per_ns);
     return std::max(out, in) + (hop_latency_ns >= 0 ? hop_latency_ns : m_p.nic_latency_ns);
   }
   const double lat = hop_latency_ns >= 0 ? hop_latency_ns : m_p.latency_ns;
@@ -63,22 +87,32 @@ double Network::transfer(int src, int dst, double now_ns, double bytes, double h
     // Through the switch: the sender's egress port and the receiver's ingress port.
     const double out = link(src, src).reserve(now_ns, bytes);
     const double in = m_ingress[static_cast<size_t>(dst)].reserve(now_ns, bytes);
+    load(src, out, bytes, m_p.bytes_per_ns), load(dst, in, bytes, m_p.bytes_per_ns);
     return std::max(out, in) + lat;
   }
   const std::vector<int> hops = route(src, dst);
   double t = now_ns;
-  for (size_t h = 0; h + 1 < hops.size(); ++h) t = link(hops[h], hops[h + 1]).reserve(t, bytes) + lat;
+  for (size_t h = 0; h + 1 < hops.size(); ++h) {
+    t = link(hops[h], hops[h + 1]).reserve(t, bytes);
+    if (h == 0) load(src, t, bytes, m_p.bytes_per_ns);
+    if (h + 2 == hops.size()) load(dst, t, bytes, m_p.bytes_per_ns);
+    t += lat;
+  }
   return t;
 }
 
 double Network::to_switch(int dev, double now_ns, double bytes) {
   if (m_p.topology != Topology::Switch) throw InternalError("in-switch reduction on a network without a switch");
-  return link(dev, dev).reserve(now_ns, bytes);
+  const double end = link(dev, dev).reserve(now_ns, bytes);
+  load(dev, end, bytes, m_p.bytes_per_ns);
+  return end;
 }
 
 double Network::from_switch(int dev, double now_ns, double bytes) {
   if (m_p.topology != Topology::Switch) throw InternalError("in-switch reduction on a network without a switch");
-  return m_ingress[static_cast<size_t>(dev)].reserve(now_ns, bytes);
+  const double end = m_ingress[static_cast<size_t>(dev)].reserve(now_ns, bytes);
+  load(dev, end, bytes, m_p.bytes_per_ns);
+  return end;
 }
 
 std::vector<Network::LinkStats> Network::link_stats() const {

@@ -53,24 +53,38 @@ std::string structure_key(const ir::Graph& g) {
   return k.str();
 }
 
-// One device simulation in this (child) process: the supertask's time in ns.
-double simulate_on_device(const ir::Graph& g, const config::HwConfig& hw, bool gpu, const RunOptions& o) {
+// One device simulation in this (child) process.
+struct DeviceRun {
+  double ns = 0;           // the supertask's time
+  double memory_bytes = 0; // its DRAM / HBM traffic (0: not known, no memory contention)
+  double memory_rate = 0;  // the device's memory bytes per ns
+};
+DeviceRun simulate_on_device(const ir::Graph& g, const config::HwConfig& hw, bool gpu, const RunOptions& o) {
+  DeviceRun r;
   if (gpu) {  // the library plan, or ARK's DefaultPlanner (--gpu-plan ark)
     const models::GpuParams params = models::GpuParams::read(hw);
     mapping::require_gpu_dtypes(g, params, hw.source());
+    r.memory_rate = params.hbm_bytes_per_cycle * params.cycles_per_ns();
     if (o.gpu_plan == "ark") {
       const mapping::ArkLowering low = mapping::lower_workload(g);
       const mapping::GpuSimResult sim =
           engine::simulate_gpu({mapping::default_plan(low.model, params.num_sms, params.arch)}, params);
-      return sim.end_cycles / sim.clock_mhz * 1000.0;
+      r.ns = sim.end_cycles / sim.clock_mhz * 1000.0;
+      return r;
     }
-    return engine::simulate_library(mapping::library_plan(g, params, library_options(o)), params).timeline.total_us * 1000.0;
+    const engine::LibraryRun run = engine::simulate_library(mapping::library_plan(g, params, library_options(o)), params);
+    r.ns = run.timeline.total_us * 1000.0;
+    for (const mapping::KernelSim& k : run.sims) r.memory_bytes += k.hbm_bytes;
+    return r;
   }
   const mapping::NpuParams params = mapping::NpuParams::read(hw);  // once per run
   const mapping::Program prog = mapping::map_graph(g, hw, params);
   const engine::SimResult sim = engine::simulate_npu(prog, params);
   const report::RunReport rep = report::build_report(g.name, prog, sim.timings, hw, params);
-  return (rep.npu_cycles + rep.host_cycles) / params.clock_mhz * 1000.0;
+  r.ns = (rep.npu_cycles + rep.host_cycles) / params.clock_mhz * 1000.0;
+  r.memory_bytes = static_cast<double>(rep.dram_read_bytes + rep.dram_write_bytes);
+  r.memory_rate = params.dram.bytes_per_cycle * params.clock_mhz / 1000.0;
+  return r;
 }
 
 }  // namespace
@@ -102,7 +116,8 @@ int run_system(const ir::System& sys, const RunOptions& o) {
       throw InputError(sys.source, t.pointer, "a collective on the host device '" + t.device + "': collectives need accelerators");
 
   // Compute times: one simulation per distinct (device config, supertask structure).
-  std::vector<double> compute_ns(sys.supertasks.size(), 0);
+  std::vector<double> compute_ns(sys.supertasks.size(), 0), compute_bytes(sys.supertasks.size(), 0);
+  std::vector<double> memory_rate(cfg.devices.size(), 0);
   std::vector<int> estimated;
   std::map<std::pair<std::string, std::string>, std::vector<int>> jobs;  // -> supertasks
   for (size_t t = 0; t < sys.supertasks.size(); ++t) {
@@ -128,8 +143,9 @@ int run_system(const ir::System& sys, const RunOptions& o) {
       [&](size_t i) {
         const ir::SuperTask& st = sys.supertasks[static_cast<size_t>(groups[i].front())];
         const auto& dev = cfg.devices[static_cast<size_t>(slot_device[static_cast<size_t>(st.device_index)])];
-        char b[64];
-        std::snprintf(b, sizeof b, "%.6f", simulate_on_device(st.compute->graph, dev.hw, dev.gpu, o));
+        const DeviceRun r = simulate_on_device(st.compute->graph, dev.hw, dev.gpu, o);
+        char b[128];
+        std::snprintf(b, sizeof b, "%.6f %.1f %.9g", r.ns, r.memory_bytes, r.memory_rate);
         return std::string(b);
       },
       [&](const sweep::TaskOutcome& out) {
@@ -138,11 +154,17 @@ int run_system(const ir::System& sys, const RunOptions& o) {
             failure = sys.supertasks[static_cast<size_t>(groups[out.index].front())].id + ": " + out.payload;
           return;
         }
-        for (int t : groups[out.index]) compute_ns[static_cast<size_t>(t)] = std::stod(out.payload);
+        std::istringstream in(out.payload);
+        double ns = 0, bytes = 0, rate = 0;
+        in >> ns >> bytes >> rate;
+        for (int t : groups[out.index]) {
+          compute_ns[static_cast<size_t>(t)] = ns, compute_bytes[static_cast<size_t>(t)] = bytes;
+          memory_rate[static_cast<size_t>(slot_device[static_cast<size_t>(sys.supertasks[static_cast<size_t>(t)].device_index)])] = rate;
+        }
       });
   if (!failure.empty()) throw InputError(sys.source, "", "simulating supertask " + failure);
 
-  const engine::SystemSimResult sim = engine::simulate_system(sys, cfg, slot_device, lanes, compute_ns);
+  const engine::SystemSimResult sim = engine::simulate_system(sys, cfg, slot_device, lanes, compute_ns, compute_bytes, memory_rate);
   report::SystemReport rep;
   rep.workload = sys.name.empty() ? sys.source : sys.name;
   rep.hw_name = cfg.name;

@@ -26,6 +26,7 @@ struct SystemTop : sc_core::sc_module {
   const config::SystemConfig& cfg;
   const std::vector<int>& slot_device;
   const std::vector<double>& compute_ns;
+  const std::vector<double>& compute_bytes;
   models::Clock clk = models::Clock::from_ps(1000);  // time base: 1 ns
   models::Network net;
   std::deque<Ready> tensors;
@@ -33,9 +34,10 @@ struct SystemTop : sc_core::sc_module {
   int lanes;
 
   SystemTop(sc_core::sc_module_name n, const ir::System& s, const config::SystemConfig& c, const std::vector<int>& slots,
-            int host_lanes, const std::vector<double>& ns)
-      : sc_module(n), sys(s), cfg(c), slot_device(slots), compute_ns(ns),
+            int host_lanes, const std::vector<double>& ns, const std::vector<double>& bytes, const std::vector<double>& mem_rate)
+      : sc_module(n), sys(s), cfg(c), slot_device(slots), compute_ns(ns), compute_bytes(bytes),
         net(static_cast<int>(c.devices.size()), c.network), tensors(s.tensors.size()), lanes(static_cast<int>(c.devices.size()) + host_lanes) {
+    for (size_t d = 0; d < mem_rate.size() && d < c.devices.size(); ++d) net.set_memory_rate(static_cast<int>(d), mem_rate[d]);
     res.tasks.resize(s.supertasks.size());
     res.devices.resize(static_cast<size_t>(lanes));
     for (size_t d = 0; d < c.devices.size(); ++d) res.devices[d] = {c.devices[d].name, c.devices[d].source};
@@ -101,12 +103,28 @@ struct SystemTop : sc_core::sc_module {
       tt.device_prev = prev;
       tt.waited_on_device = prev >= 0 && prev_end >= tt.ready_ns && prev_end > 0;
       tt.start_ns = start;
-      clk.wait_cycles(compute_ns[t]);
+      run_compute(d, t);
       tt.end_ns = clk.now();
-      res.devices[d].busy_ns += compute_ns[t];
+      res.devices[d].busy_ns += tt.end_ns - start;
       for (int o : st.output_ids) mark(o, tt.end_ns);
       prev_end = tt.end_ns;
       prev = t;
+    }
+  }
+
+  // A compute supertask in slices: each needs its time alone or its share of the memory bytes
+  // at what the collectives' transfers leave of the device's memory rate, whichever is longer.
+  void run_compute(int d, int t) {
+    const double bytes = t < static_cast<int>(compute_bytes.size()) ? compute_bytes[static_cast<size_t>(t)] : 0;
+    const double rate = d < static_cast<int>(cfg.devices.size()) ? net.memory_rate(d) : 0;
+    if (bytes <= 0 || rate <= 0) return clk.wait_cycles(compute_ns[t]);
+    constexpr int kSlices = 16;
+    const double slice = compute_ns[t] / kSlices, b = bytes / kSlices;
+    for (int k = 0; k < kSlices; ++k) {
+      const double avail = std::max(rate - net.memory_load(d, clk.now()), 0.05 * rate);
+      const double dt = std::max(slice, b / avail);
+      res.devices[static_cast<size_t>(d)].mem_stall_ns += dt - slice;
+      clk.wait_cycles(dt);
     }
   }
 
@@ -184,8 +202,9 @@ std::string plan_name(const models::CollectivePlan& p) {
 }
 
 SystemSimResult simulate_system(const ir::System& sys, const config::SystemConfig& cfg, const std::vector<int>& slot_device,
-                                int host_lanes, const std::vector<double>& compute_ns) {
-  auto top = std::make_unique<SystemTop>("system", sys, cfg, slot_device, host_lanes, compute_ns);
+                                int host_lanes, const std::vector<double>& compute_ns, const std::vector<double>& compute_bytes,
+                                const std::vector<double>& memory_rate) {
+  auto top = std::make_unique<SystemTop>("system", sys, cfg, slot_device, host_lanes, compute_ns, compute_bytes, memory_rate);
   sc_core::sc_start();
   SystemSimResult r = std::move(top->res);
   for (const auto& t : r.tasks) r.makespan_ns = std::max(r.makespan_ns, t.end_ns);

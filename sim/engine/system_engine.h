@@ -29,6 +29,7 @@ struct DeviceTiming {
   double busy_ns = 0;     // compute
   double comm_ns = 0;     // inside collectives it is a member of (start: every member ready)
   double comm_wait_ns = 0;  // idle with work pending, waiting for a collective's output
+  double mem_stall_ns = 0;  // compute stretched by collectives' memory traffic (part of busy_ns)
   double idle_ns = 0;     // makespan - busy - comm_wait
 };
 
@@ -49,8 +50,12 @@ std::string plan_name(const models::CollectivePlan& p);
 
 // slot_device[i]: the system device (or host lane: devices.size() + lane) of pipeline device
 // slot i; compute_ns[t]: the compute time of supertask t (0 for others).
+// compute_bytes[t]: its DRAM / HBM bytes, memory_rate[d]: device d's memory bytes per ns (both
+// optional): a compute supertask then shares its device's memory with the collectives' transfers
+// (docs/system.md#contention).
 SystemSimResult simulate_system(const ir::System& sys, const config::SystemConfig& cfg,
                                 const std::vector<int>& slot_device, int host_lanes,
-                                const std::vector<double>& compute_ns);
+                                const std::vector<double>& compute_ns, const std::vector<double>& compute_bytes = {},
+                                const std::vector<double>& memory_rate = {});
 
 }  // namespace npusim::engine

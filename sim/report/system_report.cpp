@@ -98,7 +98,8 @@ nlohmann::json system_to_json(const SystemReport& r) {
   nlohmann::json devs = nlohmann::json::array();
   for (const auto& d : m.devices)
     devs.push_back({{"name", d.name}, {"config", d.config}, {"busy_us", d.busy_ns / 1000}, {"comm_us", d.comm_ns / 1000},
-                    {"comm_wait_us", d.comm_wait_ns / 1000}, {"idle_us", d.idle_ns / 1000}});
+                    {"comm_wait_us", d.comm_wait_ns / 1000}, {"idle_us", d.idle_ns / 1000},
+                    {"mem_stall_us", d.mem_stall_ns / 1000}});
   j["devices"] = devs;
   nlohmann::json links = nlohmann::json::array();
   for (const auto& l : m.links)

@@ -80,4 +80,61 @@ TEST(SystemEngine, AllGatherReduceScatterLayerByHand) {
 }
 
 }  // namespace
+// Memory contention (docs/system.md#contention): device 0 runs a memory-bound supertask while
+// its all_reduce with device 1 crosses the links. Compute payloads are opaque ("dfg"): the
+// times and bytes are given.
+struct Overlap {
+  ir::System sys;
+  config::SystemConfig cfg;
+  std::vector<double> ns, bytes;
+  int m0 = -1;
+};
+
+Overlap overlap_system() {
+  Overlap o;
+  const std::string text = R"({"name": "overlap", "devices": {"0": "npu:0:*", "1": "npu:1:*"},
+    "tensors": {"x0": {"shape": [50000], "dtype": "f32"}, "x1": {"shape": [50000], "dtype": "f32"},
+                "y0": {"shape": [4], "dtype": "f32"}, "p0": {"shape": [50000], "dtype": "f32"},
+                "p1": {"shape": [50000], "dtype": "f32"}, "r0": {"shape": [50000], "dtype": "f32"},
+                "r1": {"shape": [50000], "dtype": "f32"}, "z0": {"shape": [4], "dtype": "f32"}},
+    "supertasks": {
+      "in": {"kind": "input", "inputs": [], "outputs": ["x0", "x1", "y0"]},
+      "c0": {"kind": "dfg", "inputs": ["x0"], "outputs": ["p0"], "device": "0", "data": "AA=="},
+      "c1": {"kind": "dfg", "inputs": ["x1"], "outputs": ["p1"], "device": "1", "data": "AA=="},
+      "ar0": {"kind": "all_reduce", "inputs": ["p0"], "outputs": ["r0"], "device": "0", "group": "g", "device_idx": 0, "metadata": {"reduce_op": "sum"}},
+      "ar1": {"kind": "all_reduce", "inputs": ["p1"], "outputs": ["r1"], "device": "1", "group": "g", "device_idx": 1, "metadata": {"reduce_op": "sum"}},
+      "m0": {"kind": "dfg", "inputs": ["y0"], "outputs": ["z0"], "device": "0", "data": "AA=="},
+      "out": {"kind": "output", "inputs": ["r0", "r1", "z0"], "outputs": []}}})";
+  o.sys = frontends::pipeline::read_pipeline_text(text, "overlap.json", ".");
+  for (int i = 0; i < 2; ++i) o.cfg.devices.push_back({"dev" + std::to_string(i), "npu", config::HwConfig::defaults(), false});
+  o.cfg.network.topology = models::Topology::FullyConnected;
+  o.cfg.network.bytes_per_ns = 10;
+  o.cfg.network.latency_ns = 0;
+  o.ns.assign(o.sys.supertasks.size(), 0), o.bytes.assign(o.sys.supertasks.size(), 0);
+  o.m0 = o.sys.find_supertask("m0");
+  o.ns[static_cast<size_t>(o.sys.find_supertask("c0"))] = 500, o.ns[static_cast<size_t>(o.sys.find_supertask("c1"))] = 1000;
+  o.ns[static_cast<size_t>(o.m0)] = 100000, o.bytes[static_cast<size_t>(o.m0)] = 100.0 * 100000;  // all memory: 100 B/ns throughout
+  return o;
+}
+
+TEST(SystemEngine, ComputeSharesItsMemoryWithAConcurrentCollectiveByHand) {
+  const Overlap o = overlap_system();
+  // The all_reduce of S = 200,000 B over 2 waits for c1: two steps of 100,000 B at 10 B/ns,
+  // [1000, 11000] and [11000, 21000]; device 0 sends and receives in each, so its memory
+  // carries 20 B/ns. m0 starts at 500 in 16 slices of 6,250 ns and 625,000 B; a slice sees the
+  // transfers under way when it starts: the ones starting at 6,750 and 14,562.5 get 80 B/ns
+  // and take 7,812.5 ns, the other 14 take 6,250: m0 ends at 500 + 2 x 7812.5 + 14 x 6250.
+  const engine::SystemSimResult r = engine::simulate_system(o.sys, o.cfg, {0, 1}, 0, o.ns, o.bytes, {100, 100});
+  EXPECT_DOUBLE_EQ(r.tasks[static_cast<size_t>(o.sys.find_supertask("ar0"))].end_ns, 21000);
+  EXPECT_DOUBLE_EQ(r.tasks[static_cast<size_t>(o.m0)].end_ns, 500 + 2 * 7812.5 + 14 * 6250);
+  EXPECT_DOUBLE_EQ(r.devices[0].mem_stall_ns, 2 * (7812.5 - 6250));
+}
+
+TEST(SystemEngine, WithoutAMemoryRateComputeTakesItsOwnTime) {
+  const Overlap o = overlap_system();
+  const engine::SystemSimResult r = engine::simulate_system(o.sys, o.cfg, {0, 1}, 0, o.ns, o.bytes);
+  EXPECT_DOUBLE_EQ(r.tasks[static_cast<size_t>(o.m0)].end_ns, 100500);
+  EXPECT_DOUBLE_EQ(r.devices[0].mem_stall_ns, 0);
+}
+
 }  // namespace npusim::test
