@@ -401,88 +401,8 @@ def ag_rs8_layer():
     return pipeline("ag_rs8_layer", devices, tensors, st, metadata), params
 
 
-# ---- scale: Llama-2-7B, 8-device tensor parallel prefill (scripts/bench, not committed) ----
-
-def llama2_tp8(layers=32, S=2048, n=8):
-    """Per layer and device: attention (rms-norm as layer_norm, q/k/v column shards D -> D/n,
-    H/n heads, o row shard D/n -> D) -> all_reduce -> MLP (gate/up column shards D -> F/n, silu,
-    mul, down row shard F/n -> D) -> all_reduce; the residual adds open the next supertask.
-    D=4096, H=32, F=11008, bf16. No parameter file: weights are constants without values."""
-    D, H, F_, dt = 4096, 32, 11008, "bf16"
-    h, dh, f = H // n, D // H, F_ // n
-    attn = Fx(dt)
-    x, r = attn.input([S, D]), attn.input([S, D])
-    wq, wk, wv, wo, lw, lb = (attn.input([D, D // n]), attn.input([D, D // n]), attn.input([D, D // n]),
-                              attn.input([D // n, D]), attn.input([D]), attn.input([D]))
-    xs = attn.add(x, r, [S, D])
-    ln, _, _ = attn.call("native_layer_norm", [("input", T(xs)), ("normalized_shape", INTS([D])), ("weight", T(lw)),
-                                               ("bias", T(lb)), ("eps", F(1e-5))], [[S, D], [S, 1], [S, 1]],
-                         base="native_layer_norm", dtype=dt)
-    q, k, v = attn.mm(ln, wq, [S, D // n]), attn.mm(ln, wk, [S, D // n]), attn.mm(ln, wv, [S, D // n])
-    heads = lambda t, dims, shape: attn.call("permute", [("self", T(attn.call("view", [("self", T(t)), ("size", INTS([S, h, dh]))], [S, h, dh]))),
-                                                        ("dims", INTS(dims))], shape)
-    qh, kt, vh = heads(q, [1, 0, 2], [h, S, dh]), heads(k, [1, 2, 0], [h, dh, S]), heads(v, [1, 0, 2], [h, S, dh])
-    sc = attn.bmm(qh, kt, [h, S, S])
-    sm = attn.call("_softmax", [("self", T(sc)), ("dim", I(-1)), ("half_to_float", B(False))], [h, S, S])
-    ctx = attn.bmm(sm, vh, [h, S, dh])
-    ctx = attn.call("_unsafe_view", [("self", T(attn.call("permute", [("self", T(ctx)), ("dims", INTS([1, 0, 2]))], [S, h, dh]))),
-                                     ("size", INTS([S, D // n]))], [S, D // n])
-    attn.output(attn.mm(ctx, wo, [S, D]), xs)
-    mlp = Fx(dt)
-    hx, ra = mlp.input([S, D]), mlp.input([S, D])
-    wg, wu, wd, mw, mb = mlp.input([D, f]), mlp.input([D, f]), mlp.input([f, D]), mlp.input([D]), mlp.input([D])
-    h2 = mlp.add(hx, ra, [S, D])
-    ln2, _, _ = mlp.call("native_layer_norm", [("input", T(h2)), ("normalized_shape", INTS([D])), ("weight", T(mw)),
-                                               ("bias", T(mb)), ("eps", F(1e-5))], [[S, D], [S, 1], [S, 1]],
-                         base="native_layer_norm", dtype=dt)
-    gate = mlp.call("silu", [("self", T(mlp.mm(ln2, wg, [S, f])))], [S, f])
-    up = mlp.call("mul", [("self", T(gate)), ("other", T(mlp.mm(ln2, wu, [S, f])))], [S, f], overload="Tensor")
-    mlp.output(mlp.mm(up, wd, [S, D]), h2)
-
-    devices = {str(d): "npu:%d:*" % d for d in range(n)}
-    tensors, st = {}, {}
-    const = lambda shape: {"shape": shape, "dtype": dt}
-    st["in"] = {"kind": "input", "inputs": [], "outputs": ["x_%d" % d for d in range(n)] + ["zero_%d" % d for d in range(n)]}
-    for d in range(n):
-        tensors["x_%d" % d] = tensor([S, D], dt)
-        tensors["zero_%d" % d] = tensor([S, D], dt)
-    prev = {d: ("x_%d" % d, "zero_%d" % d) for d in range(n)}
-    for l in range(layers):
-        for d in range(n):
-            w = ["L%d.d%d.%s" % (l, d, k) for k in ("wq", "wk", "wv", "wo", "ln1_w", "ln1_b", "wg", "wu", "wd", "ln2_w", "ln2_b")]
-            shapes = [[D, D // n]] * 3 + [[D // n, D], [D], [D], [D, f], [D, f], [f, D], [D], [D]]
-            for name, shape in zip(w, shapes):
-                tensors[name] = {"shape": shape, "dtype": dt, "value": {"param_file": "0", "name": name, "name_in_graph": name,
-                                                                        "placements": [[0, x] for x in shape]}}
-            for t in ("pa", "ra", "hs", "pm", "rm", "h2"):
-                tensors["L%d.d%d.%s" % (l, d, t)] = tensor([S, D], dt)
-            pre = "L%d.d%d." % (l, d)
-            st[pre + "attn"] = {"kind": "fx", "inputs": [prev[d][0], prev[d][1]] + w[0:6], "outputs": [pre + "pa", pre + "hs"],
-                                "device": str(d), "data": None, "data_blob": "attn"}
-            st[pre + "ar_a"] = {"kind": "all_reduce", "inputs": [pre + "pa"], "outputs": [pre + "ra"], "device": str(d),
-                                "group": "L%d.ar_a" % l, "device_idx": d, "metadata": {"reduce_op": "sum"}}
-            st[pre + "mlp"] = {"kind": "fx", "inputs": [pre + "hs", pre + "ra"] + w[6:11], "outputs": [pre + "pm", pre + "h2"],
-                               "device": str(d), "data": None, "data_blob": "mlp"}
-            st[pre + "ar_m"] = {"kind": "all_reduce", "inputs": [pre + "pm"], "outputs": [pre + "rm"], "device": str(d),
-                                "group": "L%d.ar_m" % l, "device_idx": d, "metadata": {"reduce_op": "sum"}}
-            prev[d] = (pre + "h2", pre + "rm")
-    st["out"] = {"kind": "output", "inputs": [prev[d][0] for d in range(n)] + [prev[d][1] for d in range(n)], "outputs": []}
-    metadata = {"tensors": {"inputs": {}, "outputs": {}}, "tensor_slices": {"inputs": {}, "outputs": {}}}
-    return pipeline("llama2_7b_tp%d_l%d_s%d" % (n, layers, S), devices, tensors, st, metadata,
-                    blobs={"attn": attn.payload(), "mlp": mlp.payload()},
-                    param_files={"0": {"path": "llama2_7b.safetensors", "format": "safetensors"}})
-
-
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if len(sys.argv) > 1 and sys.argv[1] == "--llama2-tp8":
-        # scripts/make_pipelines.py --llama2-tp8 OUT.json [LAYERS [SEQ]]
-        layers = int(sys.argv[3]) if len(sys.argv) > 3 else 32
-        seq = int(sys.argv[4]) if len(sys.argv) > 4 else 2048
-        with open(sys.argv[2], "w") as fh:
-            fh.write(json.dumps(llama2_tp8(layers, seq), indent=1) + "\n")
-        print("wrote", sys.argv[2])
-        return
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "examples", "pipelines")
     os.makedirs(out, exist_ok=True)
     for name, build in (("tp2_mlp", tp2_mlp), ("pp4_transformer", pp4_transformer), ("ag_rs8_layer", ag_rs8_layer)):

@@ -1,6 +1,6 @@
 // SystemC pieces the GPUs of one simulation share: the clock conversion, sync_gpu barriers,
 // channel semaphores (signal/wait between ranks), the scoreboard of packet writes
-// (models/kernel/scoreboard.h), and the link fabric between GPUs. Waiting is event-driven: a thread wakes when what it waits for
+// (models/kernel/scoreboard.h), and the links between GPUs (models/interconnect/network.h). Waiting is event-driven: a thread wakes when what it waits for
 // happens, never per cycle.
 #pragma once
 #include <systemc>
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "models/gpu/gpu_timing.h"
-#include "models/interconnect/link_fabric.h"
+#include "models/interconnect/network.h"
 #include "models/gpu/sm_program.h"
 #include "models/kernel/clock.h"
 #include "models/kernel/scoreboard.h"
@@ -74,6 +74,15 @@ class Semaphores {
   std::map<std::tuple<int, int, std::string>, Sem> m_sems;
 };
 
+inline NetworkParams link_params(const GpuParams& p) {
+  NetworkParams n;
+  n.topology = Topology::Switch;
+  n.bytes_per_ns = p.link_bytes_per_cycle;  // the GPU model's time unit is its cycle
+  n.pair_bytes_per_ns = p.link_peer_bytes_per_cycle;
+  n.latency_ns = p.link_latency_cycles;
+  return n;
+}
+
 // Everything the ranks of one run share.
 struct GpuSystem {
   Clock clock;  // cycles of clock_mhz <-> SystemC time
@@ -81,12 +90,30 @@ struct GpuSystem {
   // Packet writes that readers on other ranks spin on: one scoreboard job per writer task
   // (packet_tasks, from PacketDeps::packet_source_tasks), done when its remote writes land.
   Scoreboard packets;
-  LinkFabric links;
+  // The ranks' links: the system network's switch (models/interconnect/network.h), each port
+  // gpu.link.bandwidth_gbps and each pair gpu.link.peer_bandwidth_gbps, in cycles.
+  struct Links {
+    Network net;
+    double latency_cycles;
+    std::map<int, double> out_bytes;
+    // When the data written at `now` has landed at dst. A rank outside the run (one plan of a
+    // multi-rank model simulated alone) is only the latency away.
+    double transfer(int src, int dst, double now, double bytes) {
+      if (src < 0 || dst < 0 || src >= net.devices() || dst >= net.devices()) return now + latency_cycles;
+      out_bytes[src] += bytes;
+      return net.transfer(src, dst, now, bytes);
+    }
+    double latency() const { return latency_cycles; }
+    double bytes_out(int rank) const {
+      auto it = out_bytes.find(rank);
+      return it == out_bytes.end() ? 0 : it->second;
+    }
+  } links;
   std::map<std::pair<int, int>, double> proxy_done;  // (src, dst): when the last proxy put lands
   GpuSystem(int ranks, const GpuParams& p, double period_ps, const std::vector<TaskKey>& packet_tasks)
       : clock(Clock::from_ps(period_ps)),
         packets(packet_tasks.size(), clock),
-        links(ranks, p.link_bytes_per_cycle, p.link_peer_bytes_per_cycle, p.link_latency_cycles) {
+        links{Network(ranks, link_params(p)), p.link_latency_cycles, {}} {
     for (size_t i = 0; i < packet_tasks.size(); ++i) m_packet_ids.emplace(packet_tasks[i], static_cast<int>(i));
   }
   // The scoreboard job of a packet writer task; -1 when no reader waits for it.

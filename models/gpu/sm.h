@@ -6,7 +6,7 @@
 // on, so resource groups of one processor run in program order without a barrier, as in the
 // generated kernel. A task runs its TaskInfo's ops in order; each op's time comes from
 // models/gpu/gpu_timing.h and the shared servers (models/kernel/rate_server.h: the SM's math
-// pipes, the GPU's L2 and HBM; the links of models/interconnect/link_fabric.h). Params:
+// pipes, the GPU's L2 and HBM; the links of the system network, models/interconnect/network.h). Params:
 // GpuParams (models/gpu/gpu_timing.h); stats: GpuRankResult (models/gpu/sm_stats.h).
 #pragma once
 #include <systemc>

@@ -19,6 +19,9 @@ struct NetworkParams {
   Topology topology = Topology::FullyConnected;
   double bytes_per_ns = 64;  // one link, one direction (switch: one device's port), as the transport achieves it
   double latency_ns = 1000;  // per hop (switch: device to device)
+  // Switch only: each ordered pair's own limit besides the two ports (0: none), as GPU links
+  // where one peer cannot take a port's whole rate (gpu.link.peer_bandwidth_gbps).
+  double pair_bytes_per_ns = 0;
   // Several nodes (docs/system.md#nodes): devices [k*per_node, (k+1)*per_node) form node k and
   // `topology` joins them; devices of different nodes talk through their own NIC into a
   // non-blocking network (one port per device and direction). 0: one node.

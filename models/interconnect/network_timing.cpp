@@ -20,7 +20,10 @@ const char* topology_name(Topology t) {
 Network::Network(int devices, const NetworkParams& p)
     : m_n(devices), m_k(p.devices_per_node > 0 ? std::min(p.devices_per_node, devices) : devices), m_p(p) {
   const int nodes = (devices + m_k - 1) / std::max(1, m_k);
-  for (int i = 0; i < nodes * m_k * m_k; ++i) m_links.emplace_back(p.bytes_per_ns);
+  for (int i = 0; i < nodes * m_k * m_k; ++i) {
+    const bool pair = p.topology == Topology::Switch && p.pair_bytes_per_ns > 0 && (i % (m_k * m_k)) / m_k != i % m_k;
+    m_links.emplace_back(pair ? p.pair_bytes_per_ns : p.bytes_per_ns);
+  }
   for (int i = 0; i < devices; ++i) m_ingress.emplace_back(p.bytes_per_ns);
   if (p.devices_per_node > 0)
     for (int i = 0; i < devices; ++i) m_nic_out.emplace_back(p.nic_bytes_per_ns), m_nic_in.emplace_back(p.nic_bytes_per_ns);
@@ -87,8 +90,9 @@ double Network::transfer(int src, int dst, double now_ns, double bytes, double h
     // Through the switch: the sender's egress port and the receiver's ingress port.
     const double out = link(src, src).reserve(now_ns, bytes);
     const double in = m_ingress[static_cast<size_t>(dst)].reserve(now_ns, bytes);
+    const double pair = m_p.pair_bytes_per_ns > 0 ? link(src, dst).reserve(now_ns, bytes) : now_ns;
     load(src, out, bytes, m_p.bytes_per_ns), load(dst, in, bytes, m_p.bytes_per_ns);
-    return std::max(out, in) + lat;
+    return std::max({out, in, pair}) + lat;
   }
   const std::vector<int> hops = route(src, dst);
   double t = now_ns;
@@ -122,7 +126,7 @@ std::vector<Network::LinkStats> Network::link_stats() const {
     for (int i = 0; i < m_k; ++i)
       for (int j = 0; j < m_k; ++j) {
         const RateServer& s = m_links[static_cast<size_t>(nd * m_k * m_k + i * m_k + j)];
-        if (s.total() <= 0) continue;
+        if (s.total() <= 0 || (m_p.topology == Topology::Switch && i != j)) continue;  // pair limits: not links
         r.push_back({nd * m_k + i, m_p.topology == Topology::Switch ? -1 : nd * m_k + j, s.total(), s.busy_cycles()});
       }
   for (size_t d = 0; d < m_nic_out.size(); ++d)

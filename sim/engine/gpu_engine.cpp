@@ -33,7 +33,7 @@ mapping::GpuSimResult simulate(const std::vector<gpu::Program>& plans, const mod
   }
   const mapping::CommPlan comm(by_rank);
   models::GpuSystem sys(static_cast<int>(plans.size()), params, period_ps, comm.packet_source_tasks());
-  // One SM array per GPU, all sharing the system's clock, semaphores and link fabric.
+  // One SM array per GPU, all sharing the system's clock, semaphores and links (the system network's switch).
   std::vector<std::unique_ptr<models::SmArray>> ranks;
   for (size_t r = 0; r < plans.size(); ++r) {
     std::vector<std::vector<models::OpHbm>> hbm;
