@@ -57,6 +57,7 @@ GpuParams GpuParams::read(const config::HwConfig& c) {
   p.fp8_mma_share = fraction(c, "gpu.matmul.fp8_mma_share");
   p.hbm_bytes_per_cycle = positive(c, "gpu.hbm.bandwidth_gbps") * 1e9 * fraction(c, "gpu.hbm.efficiency") / hz;
   p.hbm_latency_cycles = positive(c, "gpu.hbm.latency_ns") * p.clock_ghz;
+  p.hbm_capacity_bytes = positive(c, "gpu.hbm.capacity_gib") * (1 << 30);
   p.l2_latency_cycles = positive(c, "gpu.l2.latency_ns") * p.clock_ghz;
   p.l2_bytes = static_cast<int64_t>(positive(c, "gpu.l2.size_mib") * 1024 * 1024);
   p.l2_partitions = static_cast<int>(positive(c, "gpu.l2.partitions"));

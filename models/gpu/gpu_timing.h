@@ -46,6 +46,7 @@ struct GpuParams {
   double fp8_mma_share = 1;             // of the fp8 tensor rate that fp8 GEMM kernels reach beside fp16's
   double hbm_bytes_per_cycle = 1648;    // whole GPU, sustained (peak x efficiency)
   double hbm_latency_cycles = 1098;
+  double hbm_capacity_bytes = 80.0 * (1 << 30);  // gpu.hbm.capacity_gib
   double l2_latency_cycles = 366;       // a load that hits in L2
   int64_t l2_bytes = 50LL << 20;
   int l2_partitions = 1;                // a matmul's shared panels find l2_bytes / l2_partitions
@@ -140,6 +141,8 @@ inline const std::vector<config::ParamDecl>& GpuParams::params() {
       {"gpu.hbm.efficiency", T::Double, "0.9", "fraction", "share of the peak a streaming copy sustains", {}, r::fraction},
       {"gpu.hbm.latency_ns", T::Double, "600", "ns", "latency of a load that misses to HBM; bounds what a warp's loads in flight can move",
        {}, r::delay},
+      {"gpu.hbm.capacity_gib", T::Double, "80", "GiB", "device memory: weights, activations and the KV cache of `sim llm` must fit (docs/llm.md)",
+       {}, r::rate},
       {"gpu.l2.size_mib", T::Double, "50", "MiB", "last-level cache shared by all SMs (L2; Infinity Cache on MI300X)", {}, r::size},
       {"gpu.l2.latency_ns", T::Double, "200", "ns",
        "latency of a load that hits in L2 (matmul stages hide it, docs/gpu.md#matmul-the-tile-model)", {}, r::delay},

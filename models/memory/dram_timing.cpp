@@ -13,6 +13,7 @@ DramParams DramParams::read(const config::HwConfig& c, int64_t burst_bytes, doub
   p.burst_bytes = burst_bytes;
   p.segment_overhead_cycles = segment_overhead_cycles;
   p.channels = c.get_int("memory.dram.channels");
+  p.capacity_bytes = c.get_double("memory.dram.capacity_gib") * (1 << 30);
   return p;
 }
 

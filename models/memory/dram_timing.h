@@ -18,6 +18,7 @@ struct DramParams {
   int64_t burst_bytes = 64;           // transfers round up to whole bursts
   double segment_overhead_cycles = 0; // per contiguous segment (row/page switch, descriptor)
   int64_t channels = 2;
+  double capacity_bytes = 16.0 * (1 << 30);  // memory.dram.capacity_gib
 
   // The memory.dram.* keys: the one place their defaults and ranges are written.
   static const std::vector<config::ParamDecl>& params();
@@ -35,6 +36,8 @@ inline const std::vector<config::ParamDecl>& DramParams::params() {
       {"memory.dram.bandwidth_gbps", T::Double, "32", "GB/s", "sustained bandwidth (1 GB = 1e9 B)", {}, r::rate},
       {"memory.dram.latency_ns", T::Double, "100", "ns", "first-byte latency of a transfer", {}, r::delay},
       {"memory.dram.channels", T::Int, "2", "channels", "channels; a transfer is interleaved over all of them", {}, r::count},
+      {"memory.dram.capacity_gib", T::Double, "16", "GiB", "device memory: weights, activations and the KV cache of `sim llm` must fit (docs/llm.md)",
+       {}, r::rate},
   };
   return decls;
 }

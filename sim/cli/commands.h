@@ -72,6 +72,8 @@ int run_report_fields();  // `sim config --report-fields`: docs/reports.md's tab
 // `sim sweep` with its merge and report subcommands (run_sweep.cpp keeps their options): adds
 // them to app; the returned function runs the one parsed, or returns -1 if none was.
 std::function<int()> add_sweep_command(CLI::App& app);
+// `sim llm MODEL --hw H ...` (run_llm.cpp, docs/llm.md).
+std::function<int()> add_llm_command(CLI::App& app);
 // `sim collective KIND --hw SYSTEM` (run_collective.cpp, docs/system.md#collective-command).
 std::function<int()> add_collective_command(CLI::App& app);
 

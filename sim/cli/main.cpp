@@ -88,8 +88,9 @@ static int sim_main(int argc, char** argv) {
   cfg_cmd->add_flag("--markdown", markdown, "print the schema as a Markdown table (docs/config.md)");
   bool report_fields = false;
   cfg_cmd->add_flag("--report-fields", report_fields, "print the per-layer report fields as a Markdown table (docs/reports.md)");
-  auto run_sweep_cmd = cli::add_sweep_command(app);
-  auto run_collective_cmd = cli::add_collective_command(app);  // run_collective.cpp  // sim sweep [merge|report] (run_sweep.cpp)
+  auto run_sweep_cmd = cli::add_sweep_command(app);  // sim sweep [merge|report] (run_sweep.cpp)
+  auto run_collective_cmd = cli::add_collective_command(app);  // run_collective.cpp
+  auto run_llm_cmd = cli::add_llm_command(app);  // run_llm.cpp
   auto run_gpu_cmd = cli::add_gpu_command(app, run);  // --model/--plan, gpu-calibrate (run_gpu.cpp)
   cli::CheckCliOptions check;  // --check and friends, sim regress (run_check.cpp)
   cli::add_check_options(app, check);
@@ -112,6 +113,7 @@ static int sim_main(int argc, char** argv) {
     if (cfg_cmd->parsed()) return cli::run_config(markdown, cfg_hw, cfg_sets);
     if (const int rc = run_sweep_cmd(); rc >= 0) return rc;
     if (const int rc = run_collective_cmd(); rc >= 0) return rc;
+    if (const int rc = run_llm_cmd(); rc >= 0) return rc;
     cli::plot_prepare(plot, run);
     if (check.wanted() && (app.get_option("--plan")->count() > 0 || app.get_option("--model")->count() > 0))
       throw InputError("sim", "--check", "checks a workload given with --ir against its golden .npy files; an ARK "

@@ -128,6 +128,8 @@ std::string args(const std::string& w, const std::string& d) {
     EXPECT_EQ(run_sim("zoo bert-base --layers 1 --batch 8 -o '" + d + "/bert.json'").exit_code, 0);
     return "--ir '" + d + "/bert.json' --row-kernels looped";
   }
+  // Serving: 16 requests of 1004 tokens; with 0.5 GiB beside GPT-2's weights they run in waves.
+  if (w == "llm") return "llm gpt2 --batch 16 --input 1000 --output 4 --buckets 2";
   if (w == "tutorial_model") return "--model " + ark("tutorial/model.json");
   if (w == "tutorial_tiles") return "--plan " + ark("tutorial/plan_1_larger_tile.json");
   if (w == "allreduce_sm") return ranks("allreduce-sm");
@@ -204,6 +206,7 @@ const std::vector<KeyCase> kCases = {
     {"gpu.hbm.bandwidth_gbps", "1675", "3350", "cal:1:8192:8192:64x64x64:4:6"},  // a GEMV streams B
     {"gpu.hbm.efficiency", "0.45", "0.9", "cal:1:8192:8192:64x64x64:4:6"},
     {"gpu.hbm.latency_ns", "1200", "600", "bert"},               // 1-warp element-wise tasks
+    {"gpu.hbm.capacity_gib", "0.5", "80", "llm"},                 // the KV cache: waves of requests
     // B (128 MiB) fits a 400 MiB L2 and is fetched once, not once per wave (L2 bandwidth lifted).
     {"gpu.l2.size_mib", "5", "400", "cal:8192:8192:8192:64x64x64:4:6"},
     // One stage in flight; at 4096^3 the later waves hit the panels the first fetched (at 1024^3

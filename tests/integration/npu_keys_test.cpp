@@ -77,6 +77,7 @@ const std::vector<KeyCase> kCases = {
     {"memory.dram.bandwidth_gbps", "npu", "resnet50_b4", "64"},
     {"memory.dram.latency_ns", "npu", "resnet50_b4", "200"},
     {"memory.dram.channels", "npu", "resnet50_b4", "4"},
+    {"memory.dram.capacity_gib", "npu", "llm", "0.5"},  // sim llm: the KV cache no longer fits 16 requests at once
     {"energy.pj_per_mac", "npu", "resnet50_b4", "0.4"},
     {"energy.pj_per_dram_byte", "npu", "resnet50_b4", "40"},
     {"energy.pj_per_sram_byte", "npu", "resnet50_b4", "1.0"},
@@ -84,6 +85,7 @@ const std::vector<KeyCase> kCases = {
 
 // Workloads written by the zoo once per test process.
 std::string workload_args(const std::string& name) {
+  if (name == "llm") return "llm gpt2 --batch 16 --input 1000 --output 4 --buckets 2";
   static std::map<std::string, std::string> made;
   if (made.count(name)) return made[name];
   const std::string d = scratch_dir("npu_key_workloads");

@@ -185,4 +185,48 @@ TEST(ZooPipelines, ShardsThatDoNotDivideAreRefused) {
   EXPECT_EQ(r.exit_code, 2);
 }
 
+// `sim llm`: a static batch on a GPU and on an NPU; the report's totals, the memory plan
+// (waves when the KV cache does not fit), the interpolation's check; bad requests exit 2.
+TEST(LlmCli, ServesAStaticBatchOnAGpuAndAnNpu) {
+  const std::string d = scratch_dir("llm_cli");
+  for (const char* hw : {"gpu_h100", "npu"}) {
+    const auto r = run_sim(std::string("llm gpt2 --hw '") + source_dir() + "/configs/" + hw + ".yaml' --batch 4 --input 64 --output 9 "
+                           "--report '" + d + "/r.json'");
+    ASSERT_EQ(r.exit_code, 0) << hw << ": " << r.output;
+    EXPECT_NE(r.output.find("TTFT"), std::string::npos) << r.output;
+    const auto j = nlohmann::json::parse(read_text(d + "/r.json"));
+    const auto& t = j["totals"];
+    // One wave: TTFT is the prefill; the end is the prefill and 8 decode steps at TPOT each.
+    EXPECT_DOUBLE_EQ(t["ttft_ms"].get<double>(), j["steps"][0]["time_us"].get<double>() / 1000);
+    EXPECT_NEAR(t["e2e_ms"].get<double>(), t["ttft_ms"].get<double>() + 8 * t["tpot_ms"].get<double>(), 1e-9);
+    EXPECT_NEAR(t["output_tokens_per_s"].get<double>(), 4 * 9 / (t["e2e_ms"].get<double>() / 1000), 1e-6);
+    EXPECT_EQ(j["memory"]["waves"], 1);
+    // Decode steps slow down as the cache grows; the check point sits between its neighbours.
+    EXPECT_EQ(j["steps"][1]["kv_len"], 64);
+    EXPECT_GE(j["steps"][4]["time_us"].get<double>(), j["steps"][1]["time_us"].get<double>());
+    EXPECT_LT(std::abs(j["interpolation"]["error_pct"].get<double>()), 5.0);
+  }
+  // 0.45 GiB: 0.1 GiB beside GPT-2's weights, where 2 requests of 992 tokens fit at once: waves.
+  auto r = run_sim("llm gpt2 --hw gpu_h100 --set gpu.hbm.capacity_gib=0.45 --batch 4 --input 990 --output 2 -q --report '" + d + "/w.json'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto w = nlohmann::json::parse(read_text(d + "/w.json"));
+  EXPECT_GT(w["memory"]["waves"].get<int>(), 1);
+  EXPECT_TRUE(w["memory"]["split"].get<bool>());
+  EXPECT_GT(w["latency_ms"]["ttft"]["p99"].get<double>(), w["latency_ms"]["ttft"]["p50"].get<double>() * 0.99);
+}
+
+TEST(LlmCli, RequestsThatCannotRunAreRefusedByName) {
+  auto r = run_sim("llm bert-base --hw gpu_h100");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("decoder"), std::string::npos) << r.output;
+  r = run_sim("llm llama2-70b --hw gpu_h100 --batch 1 --input 16 --output 4");  // 129 GiB of weights
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("gpu.hbm.capacity_gib"), std::string::npos) << r.output;
+  r = run_sim("llm llama2-7b --hw '" + system("system_8x_h100") + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("system"), std::string::npos) << r.output;
+  r = run_sim("llm gpt2 --hw gpu_h100 --input 0");
+  EXPECT_EQ(r.exit_code, 2);
+}
+
 }  // namespace npusim::test

@@ -1,0 +1,120 @@
+// Serving arithmetic (docs/llm.md).
+#include "sim/llm/serving.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/ir/error.h"
+
+namespace npusim::llm {
+
+ModelMemory model_memory(const ModelShape& m, double dtype_bytes, int tp, int pp) {
+  const double dh = static_cast<double>(m.d) / m.heads;
+  // Per layer: q and o (d x d), k and v (d x Hkv dh), gate, up, down (3 d x ffn), two norms.
+  const double per_layer = 2.0 * m.d * m.d + 2.0 * m.d * m.kv_heads * dh + 3.0 * m.d * m.ffn + 2.0 * m.d;
+  const double params = m.layers * per_layer + 2.0 * m.vocab * m.d + m.d;  // + embedding, lm_head, final norm
+  ModelMemory r;
+  r.weight_bytes = params * dtype_bytes / (static_cast<double>(tp) * pp);
+  r.kv_bytes_per_token = 2.0 * std::ceil(static_cast<double>(m.layers) / pp) * (m.kv_heads / tp) * dh * dtype_bytes;
+  // The widest transient of a layer's prefill per token: the residual, the normed input, q/k/v,
+  // and gate and up of the MLP shard, live at once.
+  r.activation_bytes_per_token = (3.0 * m.d + 2.0 * m.ffn / tp) * dtype_bytes;
+  return r;
+}
+
+BatchPlan plan_batch(const ModelMemory& m, int batch, int64_t input, int64_t output, double capacity_bytes, int block_tokens) {
+  BatchPlan p;
+  p.batch = batch;
+  p.capacity_bytes = capacity_bytes;
+  p.weight_bytes = m.weight_bytes;
+  const int64_t tokens = input + output;
+  const int64_t blocks = (tokens + block_tokens - 1) / block_tokens;
+  p.kv_bytes_per_request = static_cast<double>(blocks * block_tokens) * m.kv_bytes_per_token;
+  // Each request also needs its prompt's activations during its prefill.
+  const double per_request = p.kv_bytes_per_request + static_cast<double>(input) * m.activation_bytes_per_token;
+  const double room = capacity_bytes - m.weight_bytes;
+  p.max_batch = room > 0 ? static_cast<int>(std::min<double>(std::floor(room / per_request), batch)) : 0;
+  if (p.max_batch < 1) {
+    p.max_batch = 0;
+    return p;
+  }
+  p.waves = (batch + p.max_batch - 1) / p.max_batch;
+  p.per_wave = (batch + p.waves - 1) / p.waves;
+  p.activation_bytes = static_cast<double>(p.per_wave) * input * m.activation_bytes_per_token;
+  return p;
+}
+
+std::vector<int64_t> bucket_points(int64_t first, int64_t last, int max_points) {
+  std::vector<int64_t> r;
+  if (last < first) return r;
+  const int64_t span = last - first;
+  const int n = static_cast<int>(std::min<int64_t>(std::max(max_points, 2), span + 1));
+  for (int i = 0; i < n; ++i) {
+    const int64_t x = n == 1 ? first : first + (span * i) / (n - 1);
+    if (r.empty() || x != r.back()) r.push_back(x);
+  }
+  return r;
+}
+
+double interpolate(const std::vector<int64_t>& kv, const std::vector<double>& ns, double x) {
+  if (kv.empty()) throw InternalError("interpolate: no points");
+  if (kv.size() == 1 || x <= static_cast<double>(kv.front())) return ns.front();
+  for (size_t i = 1; i < kv.size(); ++i)
+    if (x <= static_cast<double>(kv[i])) {
+      const double a = static_cast<double>(kv[i - 1]), b = static_cast<double>(kv[i]);
+      return ns[i - 1] + (ns[i] - ns[i - 1]) * (x - a) / (b - a);
+    }
+  return ns.back();
+}
+
+double sum_interpolated(const std::vector<int64_t>& kv, const std::vector<double>& ns, int64_t first, int64_t last) {
+  if (last < first) return 0;
+  // On each segment [a, b] the interpolant is linear: its integer points a..b-1 sum to
+  // (b - a) * (f(a) + f(b - 1)) / 2; the last point is added once.
+  double s = 0;
+  int64_t x = first;
+  for (size_t i = 1; i < kv.size() && x <= last; ++i) {
+    const int64_t end = std::min(kv[i] - 1, last);  // this segment's points: x..end
+    if (end < x) continue;
+    s += static_cast<double>(end - x + 1) * (interpolate(kv, ns, static_cast<double>(x)) + interpolate(kv, ns, static_cast<double>(end))) / 2;
+    x = end + 1;
+  }
+  for (; x <= last; ++x) s += interpolate(kv, ns, static_cast<double>(x));  // at or past the last point
+  return s;
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
+  return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+Metrics static_metrics(const BatchPlan& plan, int64_t output, double prefill_ns, double decode_total_ns) {
+  Metrics m;
+  const double wave_ns = prefill_ns + decode_total_ns;
+  std::vector<double> ttft, e2e;
+  int left = plan.batch;
+  for (int w = 0; w < plan.waves && left > 0; ++w) {
+    const int n = std::min(left, plan.per_wave);
+    for (int i = 0; i < n; ++i) {
+      ttft.push_back(w * wave_ns + prefill_ns);
+      e2e.push_back((w + 1) * wave_ns);
+    }
+    left -= n;
+  }
+  auto mean = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return v.empty() ? 0 : s / static_cast<double>(v.size());
+  };
+  m.ttft_mean_ns = mean(ttft), m.e2e_mean_ns = mean(e2e);
+  m.ttft_p50_ns = percentile(ttft, 50), m.ttft_p90_ns = percentile(ttft, 90), m.ttft_p99_ns = percentile(ttft, 99);
+  m.e2e_p50_ns = percentile(e2e, 50), m.e2e_p90_ns = percentile(e2e, 90), m.e2e_p99_ns = percentile(e2e, 99);
+  m.tpot_ns = output > 1 ? decode_total_ns / static_cast<double>(output - 1) : 0;
+  m.total_ns = plan.waves * wave_ns;
+  m.output_tokens_per_s = m.total_ns > 0 ? static_cast<double>(plan.batch) * output / (m.total_ns * 1e-9) : 0;
+  return m;
+}
+
+}  // namespace npusim::llm

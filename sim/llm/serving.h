@@ -1,0 +1,60 @@
+// LLM serving (docs/llm.md): a batch of requests served as a prefill and decode steps with a
+// growing KV cache, under the device's memory. SystemC-free arithmetic over step times that
+// the caller simulates (sim/cli/run_llm.cpp): the memory plan, the KV lengths to simulate, the
+// interpolation between them, and the serving metrics.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace npusim::llm {
+
+// Bytes a model takes on one device of a tp x pp placement (weights split evenly; each device
+// holds the K/V of its layers/pp layers and Hkv/tp heads).
+struct ModelMemory {
+  double weight_bytes = 0;           // parameters on one device
+  double kv_bytes_per_token = 0;     // K and V of one token on one device
+  double activation_bytes_per_token = 0;  // the largest transient of a layer per token (prefill)
+};
+struct ModelShape {
+  int layers = 0, d = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0;
+};
+ModelMemory model_memory(const ModelShape& m, double dtype_bytes, int tp, int pp);
+
+// How a static batch fits: requests of input + output tokens, each taking its KV cache in
+// blocks of block_tokens (vLLM's paged blocks) for its whole life. A batch larger than what
+// fits runs as waves of at most max_batch requests, one after the other.
+struct BatchPlan {
+  int batch = 0;          // requests asked for
+  int max_batch = 0;      // the most that fit at once (0: not even one)
+  int waves = 0;          // ceil(batch / max_batch)
+  int per_wave = 0;       // requests per wave (the waves as even as they can be)
+  double capacity_bytes = 0, weight_bytes = 0, kv_bytes_per_request = 0, activation_bytes = 0;
+  bool fits() const { return max_batch >= 1; }
+};
+BatchPlan plan_batch(const ModelMemory& m, int batch, int64_t input, int64_t output, double capacity_bytes,
+                     int block_tokens = 16);
+
+// KV lengths at which to simulate decode steps whose KV lengths run first..last: both ends and
+// evenly spaced points between, at most max_points.
+std::vector<int64_t> bucket_points(int64_t first, int64_t last, int max_points);
+// A step's time at KV length x by linear interpolation between simulated (kv, ns) points.
+double interpolate(const std::vector<int64_t>& kv, const std::vector<double>& ns, double x);
+// The sum of the interpolated step times over every integer KV length first..last.
+double sum_interpolated(const std::vector<int64_t>& kv, const std::vector<double>& ns, int64_t first, int64_t last);
+
+// Serving metrics of a static batch in waves: every wave takes prefill_ns, then output - 1
+// decode steps (decode_total_ns together); wave k starts when wave k - 1 has finished.
+struct Metrics {
+  double ttft_mean_ns = 0, ttft_p50_ns = 0, ttft_p90_ns = 0, ttft_p99_ns = 0;
+  double tpot_ns = 0;  // mean time per output token after the first
+  double e2e_mean_ns = 0, e2e_p50_ns = 0, e2e_p90_ns = 0, e2e_p99_ns = 0;
+  double total_ns = 0;            // the last request's end
+  double output_tokens_per_s = 0; // every request's output tokens over total_ns
+};
+Metrics static_metrics(const BatchPlan& plan, int64_t output, double prefill_ns, double decode_total_ns);
+
+// The p-th percentile (0..100) of values, nearest rank.
+double percentile(std::vector<double> values, double p);
+
+}  // namespace npusim::llm

@@ -1,0 +1,116 @@
+// A pipeline on a system (sim/run/system_run.h).
+#include "sim/run/system_run.h"
+
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "sim/ir/error.h"
+#include "sim/sweep/runner.h"
+
+namespace npusim::run {
+
+namespace {
+
+// What decides a compute supertask's time on a device: its ops with shapes, dtypes and
+// attributes, not their names (a transformer's 32 layers are one simulation).
+std::string structure_key(const ir::Graph& g) {
+  std::ostringstream k;
+  // Edges by the producer's position, not its name: every layer and device names its ops apart.
+  std::map<std::string, size_t> position;
+  for (size_t i = 0; i < g.layers.size(); ++i) position.emplace(g.layers[i].name, i);
+  for (const ir::Layer& l : g.layers) {
+    k << ir::op_name(l.op) << (l.device == ir::Device::Cpu ? "@cpu" : "") << "|";
+    for (size_t i = 0; i < l.input_shapes.size(); ++i)
+      k << ir::shape_str(l.input_shapes[i]) << ir::dtype_name(l.input_dtypes[i]) << (l.inputs.size() > i && g.tensor(l.inputs[i]).is_parameter() ? "p" : "") << ",";
+    for (size_t i = 0; i < l.output_shapes.size(); ++i) k << ir::shape_str(l.output_shapes[i]) << ir::dtype_name(l.output_dtypes[i]) << ",";
+    k << l.kernel[0] << l.kernel[1] << l.stride[0] << l.stride[1] << l.padding[0] << l.padding[1] << l.padding[2] << l.padding[3]
+      << l.dilation[0] << l.groups << l.transpose_a << l.transpose_b << l.keepdims << l.opaque_flops << "/" << l.opaque_bytes;
+    for (auto a : l.axes) k << "a" << a;
+    for (auto p : l.perm) k << "p" << p;
+    for (const auto& p : l.previous) {
+      const auto it = position.find(ir::edge_layer(p));
+      k << "<" << (it == position.end() ? std::string("in") : std::to_string(it->second)) << ":" << ir::edge_port(p);
+    }
+    k << ";";
+  }
+  return k.str();
+}
+
+}  // namespace
+
+SystemRun simulate_pipeline(const ir::System& sys, const config::SystemConfig& cfg, const DeviceRunOptions& ro) {
+  SystemRun r;
+  // Device slots: accelerators in file order onto the system's devices; cpu slots on host lanes.
+  std::vector<int> slot_device(sys.devices.size(), -1);
+  int next = 0, lanes = 0;
+  for (size_t i = 0; i < sys.devices.size(); ++i) {
+    if (sys.devices[i].is_cpu()) {
+      slot_device[i] = -2 - lanes++;
+      continue;
+    }
+    if (next >= static_cast<int>(cfg.devices.size()))
+      throw InputError(cfg.source, "system.devices", "the pipeline places work on " + std::to_string(next + 1) + "+ accelerators ('" +
+                                                   sys.devices[i].id + "' is one too many) but the system has " +
+                                                   std::to_string(cfg.devices.size()));
+    slot_device[i] = next++;
+  }
+  const int n_dev = static_cast<int>(cfg.devices.size());
+  for (auto& s : slot_device)
+    if (s <= -2) s = n_dev + (-2 - s);
+  for (const ir::SuperTask& t : sys.supertasks)
+    if (t.kind == ir::SuperTaskKind::Communication && t.device_index >= 0 && slot_device[static_cast<size_t>(t.device_index)] >= n_dev)
+      throw InputError(sys.source, t.pointer, "a collective on the host device '" + t.device + "': collectives need accelerators");
+
+  // Compute times: one simulation per distinct (device config, supertask structure).
+  std::vector<double> compute_ns(sys.supertasks.size(), 0), compute_bytes(sys.supertasks.size(), 0);
+  std::vector<double> memory_rate(cfg.devices.size(), 0);
+  std::vector<int> estimated;
+  std::map<std::pair<std::string, std::string>, std::vector<int>> jobs;  // -> supertasks
+  for (size_t t = 0; t < sys.supertasks.size(); ++t) {
+    const ir::SuperTask& st = sys.supertasks[t];
+    if (st.kind != ir::SuperTaskKind::Compute) continue;
+    if (st.compute->estimated) estimated.push_back(static_cast<int>(t));
+    const int lane = slot_device[static_cast<size_t>(st.device_index)];
+    if (lane >= n_dev) {  // host: overhead + its bytes at the host's rate
+      compute_ns[t] = cfg.host_overhead_ns + static_cast<double>(st.input_bytes + st.output_bytes) / cfg.host_bytes_per_ns;
+      continue;
+    }
+    jobs[{cfg.devices[static_cast<size_t>(lane)].source + "#" + std::to_string(cfg.devices[static_cast<size_t>(lane)].gpu),
+          structure_key(st.compute->graph)}]
+        .push_back(static_cast<int>(t));
+  }
+  std::vector<std::vector<int>> groups;
+  for (auto& [k, v] : jobs) groups.push_back(v);
+  sweep::PoolOptions pool;
+  pool.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::string failure;
+  sweep::run_forked(
+      groups.size(), pool,
+      [&](size_t i) {
+        const ir::SuperTask& st = sys.supertasks[static_cast<size_t>(groups[i].front())];
+        const auto& dev = cfg.devices[static_cast<size_t>(slot_device[static_cast<size_t>(st.device_index)])];
+        return simulate_on_device(st.compute->graph, dev.hw, ro).to_text();
+      },
+      [&](const sweep::TaskOutcome& out) {
+        if (!out.ok) {
+          if (failure.empty())
+            failure = sys.supertasks[static_cast<size_t>(groups[out.index].front())].id + ": " + out.payload;
+          return;
+        }
+        const DeviceRun dr = DeviceRun::from_text(out.payload);
+        for (int t : groups[out.index]) {
+          compute_ns[static_cast<size_t>(t)] = dr.ns, compute_bytes[static_cast<size_t>(t)] = dr.memory_bytes;
+          memory_rate[static_cast<size_t>(slot_device[static_cast<size_t>(sys.supertasks[static_cast<size_t>(t)].device_index)])] =
+              dr.memory_rate;
+        }
+      });
+  if (!failure.empty()) throw InputError(sys.source, "", "simulating supertask " + failure);
+
+  r.sim = engine::simulate_system(sys, cfg, slot_device, lanes, compute_ns, compute_bytes, memory_rate);
+  r.slot_device = slot_device;
+  r.estimated = estimated;
+  return r;
+}
+
+}  // namespace npusim::run

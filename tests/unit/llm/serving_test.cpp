@@ -1,0 +1,75 @@
+// Serving arithmetic (docs/llm.md): memory plan, KV buckets and their interpolation, metrics,
+// each against a case computed by hand.
+#include <gtest/gtest.h>
+
+#include "sim/llm/serving.h"
+
+using namespace npusim::llm;
+
+namespace {
+
+// Llama-2-7B: 32 layers, d 4096, 32 heads (no GQA), FFN 11008, vocab 32000.
+const ModelShape kLlama7b{32, 4096, 32, 32, 11008, 32000};
+
+TEST(LlmServing, Llama7bMemoryByHand) {
+  const ModelMemory m = model_memory(kLlama7b, 2, 1, 1);
+  // Per layer 2 d^2 + 2 d (32 x 128) + 3 d x 11008 + 2 d = 202,383,360; x 32 + 2 x 32000 x 4096 + 4096
+  // = 6,738,415,616 parameters x 2 bytes.
+  EXPECT_DOUBLE_EQ(m.weight_bytes, 6738415616.0 * 2);
+  // K and V of one token: 2 x 32 layers x 32 heads x 128 x 2 bytes = 524,288 (0.5 MiB).
+  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token, 524288);
+  // TP 4 x PP 2: a quarter of the heads and half the layers per device.
+  const ModelMemory s = model_memory(kLlama7b, 2, 4, 2);
+  EXPECT_DOUBLE_EQ(s.kv_bytes_per_token, 524288.0 / 8);
+  EXPECT_DOUBLE_EQ(s.weight_bytes, 6738415616.0 * 2 / 8);
+}
+
+TEST(LlmServing, ABatchThatDoesNotFitRunsInEvenWaves) {
+  ModelMemory m;
+  m.weight_bytes = 10e9, m.kv_bytes_per_token = 1e6, m.activation_bytes_per_token = 0;
+  // 30 GB of room; 1000 + 24 = 1024 tokens (64 blocks of 16) = 1.024 GB per request: 29 fit.
+  const BatchPlan p = plan_batch(m, 64, 1000, 24, 40e9);
+  EXPECT_DOUBLE_EQ(p.kv_bytes_per_request, 1024e6);
+  EXPECT_EQ(p.max_batch, 29);
+  EXPECT_EQ(p.waves, 3);
+  EXPECT_EQ(p.per_wave, 22);  // 64 in 3 waves: 22, 22, 20
+  // A request's 1001 + 24 tokens take 65 blocks: paged blocks round up.
+  EXPECT_DOUBLE_EQ(plan_batch(m, 1, 1001, 24, 40e9).kv_bytes_per_request, 65 * 16 * 1e6);
+  // Weights alone beyond the capacity: nothing fits.
+  EXPECT_FALSE(plan_batch(m, 1, 10, 10, 9e9).fits());
+  // All fit: one wave.
+  const BatchPlan one = plan_batch(m, 8, 1000, 24, 40e9);
+  EXPECT_EQ(one.waves, 1);
+  EXPECT_EQ(one.per_wave, 8);
+}
+
+TEST(LlmServing, BucketsCoverBothEndsAndInterpolateExactlyOnLines) {
+  EXPECT_EQ(bucket_points(100, 100, 4), (std::vector<int64_t>{100}));
+  EXPECT_EQ(bucket_points(100, 102, 8), (std::vector<int64_t>{100, 101, 102}));
+  EXPECT_EQ(bucket_points(0, 9, 4), (std::vector<int64_t>{0, 3, 6, 9}));
+  // A step time linear in the KV length is summed exactly: f(x) = 1000 + 2x over 0..9 is
+  // 10 x 1000 + 2 x 45 = 10,090.
+  const std::vector<int64_t> kv{0, 3, 6, 9};
+  const std::vector<double> ns{1000, 1006, 1012, 1018};
+  EXPECT_DOUBLE_EQ(sum_interpolated(kv, ns, 0, 9), 10090);
+  EXPECT_DOUBLE_EQ(interpolate(kv, ns, 4.5), 1009);
+  // Piecewise: 0..2 at 0, 2..4 rising to 4: points 0,0,0,2,4 sum to 6.
+  EXPECT_DOUBLE_EQ(sum_interpolated({0, 2, 4}, {0, 0, 4}, 0, 4), 6);
+}
+
+TEST(LlmServing, StaticWavesByHand) {
+  BatchPlan p;
+  p.batch = 5, p.max_batch = 2, p.waves = 3, p.per_wave = 2;
+  // Each wave: prefill 10 ms, then 3 decode steps of 1 ms each (output 4 tokens).
+  const Metrics m = static_metrics(p, 4, 10e6, 3e6);
+  // Waves start at 0, 13, 26 ms: TTFT 10, 10, 23, 23, 36 ms; end 13, 13, 26, 26, 39 ms.
+  EXPECT_DOUBLE_EQ(m.ttft_mean_ns, (10 + 10 + 23 + 23 + 36) * 1e6 / 5);
+  EXPECT_DOUBLE_EQ(m.ttft_p50_ns, 23e6);
+  EXPECT_DOUBLE_EQ(m.ttft_p99_ns, 36e6);
+  EXPECT_DOUBLE_EQ(m.tpot_ns, 1e6);
+  EXPECT_DOUBLE_EQ(m.e2e_mean_ns, (13 + 13 + 26 + 26 + 39) * 1e6 / 5);
+  EXPECT_DOUBLE_EQ(m.total_ns, 39e6);
+  EXPECT_DOUBLE_EQ(m.output_tokens_per_s, 5 * 4 / 39e-3);
+}
+
+}  // namespace
