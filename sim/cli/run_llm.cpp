@@ -1,6 +1,6 @@
 // `sim llm MODEL --hw H --batch B --input L --output G` (docs/llm.md): a static batch served as
 // a prefill and G - 1 decode steps with the KV cache growing by one token per step, on one GPU
-// or NPU config. The prefill and decode steps at a few KV lengths are simulated on the device's
+// or NPU config, or on a system as a tp x pp pipeline (each pass a zoo pipeline, sim/run/system_run.h). The prefill and decode steps at a few KV lengths are simulated on the device's
 // model (each in a forked child: SystemC elaborates once per process); the other steps are
 // interpolated between them, and one more point checks the interpolation. The batch must fit
 // the device's memory with its KV cache, or it runs in waves.
@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "frontends/zoo/zoo.h"
@@ -19,7 +20,9 @@
 #include "sim/ir/dtype.h"
 #include "sim/ir/error.h"
 #include "sim/llm/serving.h"
+#include "frontends/pipeline/pipeline_reader.h"
 #include "sim/run/device_run.h"
+#include "sim/run/system_run.h"
 #include "sim/sweep/runner.h"
 
 namespace npusim::cli {
@@ -29,7 +32,7 @@ namespace {
 struct LlmCliOptions {
   std::string model, hw, dtype, report;
   std::vector<std::string> sets;
-  int batch = 1, layers = 0, buckets = 4;
+  int batch = 1, layers = 0, buckets = 4, tp = 1, pp = 1;
   int64_t input = 128, output = 128;
   bool quiet = false;
 };
@@ -48,17 +51,28 @@ std::string fmt(const char* f, double v) {
 }
 
 int run_llm_cmd(const LlmCliOptions& o) {
-  if (config::is_system_config(o.hw))
-    throw InputError(o.hw, "system", "sim llm runs on one GPU or NPU config; a system (tensor / pipeline parallel) is not "
-                                     "supported yet: simulate its prefill and decode passes with `sim zoo MODEL --tp T --pp P` "
-                                     "pipelines (docs/system.md#zoo-pipelines)");
   const auto shape = frontends::zoo::transformer_shape(o.model);
   if (!shape || shape->family == "bert")
     throw InputError("sim llm", "model", "'" + o.model + "' is not a decoder LLM of the zoo (gpt2*, gpt3*, llama2*)");
   if (o.input < 1 || o.output < 1 || o.input + o.output > (1 << 20))
     throw InputError("sim llm", "--input/--output", "input and output tokens must be at least 1, together at most 2^20");
   if (o.buckets < 2 || o.buckets > 64) throw InputError("sim llm", "--buckets", "must be in 2..64");
-  const config::HwConfig hw = config::HwConfig::load(o.hw, o.sets);
+  // A system: the model as a tp x pp pipeline (docs/system.md#zoo-pipelines) on its devices.
+  const bool on_system = config::is_system_config(o.hw);
+  std::optional<config::SystemConfig> sys_cfg;
+  config::HwConfig hw;
+  if (on_system) {
+    if (!o.sets.empty()) throw InputError("sim llm", "--set", "--set applies to a device config; edit the system's device configs");
+    sys_cfg = config::SystemConfig::load(o.hw);
+    if (int64_t{o.tp} * o.pp > static_cast<int64_t>(sys_cfg->devices.size()))
+      throw InputError(o.hw, "system.devices", "--tp " + std::to_string(o.tp) + " x --pp " + std::to_string(o.pp) + " devices, but the system has " +
+                                                   std::to_string(sys_cfg->devices.size()));
+    hw = sys_cfg->devices.front().hw;
+  } else {
+    if (o.tp != 1 || o.pp != 1) throw InputError("sim llm", "--tp", "--tp and --pp need a system config (docs/system.md)");
+    hw = config::HwConfig::load(o.hw, o.sets);
+  }
+  const int devices = o.tp * o.pp;
   const bool gpu = hw.get_string("device") == "gpu";
   const ir::DType dt = frontends::zoo::zoo_dtype(o.dtype, ir::DType::Float16, "sim llm", true);
   const int layers = o.layers == 0 ? shape->layers : o.layers;
@@ -67,7 +81,7 @@ int run_llm_cmd(const LlmCliOptions& o) {
 
   // ---- memory: how many requests fit at once ----
   llm::ModelShape ms{layers, shape->d, shape->heads, shape->kv_heads, shape->ffn, shape->vocab};
-  const llm::ModelMemory mem = llm::model_memory(ms, static_cast<double>(ir::dtype_bytes(dt)), 1, 1);
+  const llm::ModelMemory mem = llm::model_memory(ms, static_cast<double>(ir::dtype_bytes(dt)), o.tp, o.pp);
   const double capacity = gpu ? hw.get_double("gpu.hbm.capacity_gib") * (1 << 30) : hw.get_double("memory.dram.capacity_gib") * (1 << 30);
   const llm::BatchPlan plan = llm::plan_batch(mem, o.batch, o.input, o.output, capacity);
   const std::string cap_key = gpu ? "gpu.hbm.capacity_gib" : "memory.dram.capacity_gib";
@@ -103,7 +117,15 @@ int run_llm_cmd(const LlmCliOptions& o) {
         z.seq = static_cast<int>(passes[i].seq);
         z.kv_len = static_cast<int>(passes[i].kv_len);
         z.layers = layers;
-        return run::simulate_on_device(frontends::zoo::make_transformer(z), hw, ro).to_text();
+        if (!on_system) return run::simulate_on_device(frontends::zoo::make_transformer(z), hw, ro).to_text();
+        const std::string text = frontends::zoo::make_parallel_pipeline(z, o.tp, o.pp).dump();
+        const ir::System sys = frontends::pipeline::read_pipeline_text(text, o.model + " tp" + std::to_string(o.tp) + " pp" + std::to_string(o.pp), ".");
+        const run::SystemRun sr = run::simulate_pipeline(sys, *sys_cfg, ro);
+        run::DeviceRun r;  // the pass's makespan; device 0's compute and collectives
+        r.ns = sr.sim.makespan_ns;
+        r.by_class_ns["compute"] = sr.sim.devices.front().busy_ns;
+        r.by_class_ns["communication"] = sr.sim.devices.front().comm_ns;
+        return r.to_text();
       },
       [&](const sweep::TaskOutcome& out) {
         if (!out.ok) {
@@ -124,14 +146,15 @@ int run_llm_cmd(const LlmCliOptions& o) {
   nlohmann::ordered_json j;
   j["workload"] = {{"model", o.model}, {"batch", o.batch}, {"input_tokens", o.input}, {"output_tokens", o.output},
                    {"dtype", ir::dtype_name(dt)}, {"layers", layers}, {"batching", "static"}};
-  j["hardware"] = {{"name", hw.get_string("name")}, {"source", hw.source()}, {"device", gpu ? "gpu" : "npu"}};
-  j["totals"] = {{"device", gpu ? "gpu" : "npu"},
+  j["hardware"] = {{"name", on_system ? sys_cfg->name : hw.get_string("name")}, {"source", on_system ? sys_cfg->source : hw.source()},
+                   {"device", gpu ? "gpu" : "npu"}, {"devices", devices}, {"tp", o.tp}, {"pp", o.pp}};
+  j["totals"] = {{"device", on_system ? "system" : gpu ? "gpu" : "npu"},
                  {"time_us", m.total_ns / 1000},
                  {"ttft_ms", m.ttft_mean_ns / 1e6},
                  {"tpot_ms", m.tpot_ns / 1e6},
                  {"e2e_ms", m.e2e_mean_ns / 1e6},
                  {"output_tokens_per_s", m.output_tokens_per_s},
-                 {"output_tokens_per_s_per_device", m.output_tokens_per_s}};
+                 {"output_tokens_per_s_per_device", m.output_tokens_per_s / devices}};
   j["latency_ms"] = {{"ttft", {{"mean", m.ttft_mean_ns / 1e6}, {"p50", m.ttft_p50_ns / 1e6}, {"p90", m.ttft_p90_ns / 1e6}, {"p99", m.ttft_p99_ns / 1e6}}},
                      {"e2e", {{"mean", m.e2e_mean_ns / 1e6}, {"p50", m.e2e_p50_ns / 1e6}, {"p90", m.e2e_p90_ns / 1e6}, {"p99", m.e2e_p99_ns / 1e6}}}};
   const double gib = 1 << 30;
@@ -145,7 +168,7 @@ int run_llm_cmd(const LlmCliOptions& o) {
     if (!p.run.by_class_ns.empty()) {
       nlohmann::ordered_json c = nlohmann::ordered_json::object();
       for (const auto& [k, v] : p.run.by_class_ns) c[k + "_us"] = v / 1000;
-      s["kernel_us_by_class"] = c;
+      s[on_system ? "device0_us" : "kernel_us_by_class"] = c;
     }
     steps.push_back(s);
   }
@@ -165,10 +188,12 @@ int run_llm_cmd(const LlmCliOptions& o) {
   j["kv_cache_over_time"] = occ;
 
   if (!o.quiet) {
-    std::printf("%s on %s: batch %d, %lld input + %lld output tokens, %s%s\n", o.model.c_str(), hw.get_string("name").c_str(), o.batch,
+    std::printf("%s on %s%s: batch %d, %lld input + %lld output tokens, %s%s\n", o.model.c_str(),
+                (on_system ? sys_cfg->name : hw.get_string("name")).c_str(),
+                on_system ? (" (tp " + std::to_string(o.tp) + " x pp " + std::to_string(o.pp) + ")").c_str() : "", o.batch,
                 static_cast<long long>(o.input), static_cast<long long>(o.output), ir::dtype_name(dt),
                 layers != shape->layers ? (", first " + std::to_string(layers) + " layers").c_str() : "");
-    std::printf("memory: %.2f GiB weights + %.3f GiB KV cache per request of %.2f GiB: at most %d at once",
+    std::printf("memory per device: %.2f GiB weights + %.3f GiB KV cache per request of %.2f GiB: at most %d at once",
                 mem.weight_bytes / gib, plan.kv_bytes_per_request / gib, capacity / gib, plan.max_batch);
     if (plan.waves > 1) std::printf(" -> %d waves of up to %d requests", plan.waves, plan.per_wave);
     std::printf("\n\n  %-8s %10s %12s\n", "phase", "kv_len", "time_us");
@@ -190,7 +215,9 @@ std::function<int()> add_llm_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("llm", "serve a static batch of LLM requests: prefill, then decode steps with a growing KV cache; "
                                         "TTFT, TPOT, tokens/s (docs/llm.md)");
   cmd->add_option("model", o->model, "gpt2*, gpt3*, llama2-7b, llama2-13b, llama2-70b")->required();
-  cmd->add_option("--hw", o->hw, "GPU or NPU config")->required();
+  cmd->add_option("--hw", o->hw, "GPU or NPU config, or a system (with --tp / --pp)")->required();
+  cmd->add_option("--tp", o->tp, "system: tensor-parallel ranks (llama2*)")->check(CLI::Range(1, 4096))->capture_default_str();
+  cmd->add_option("--pp", o->pp, "system: pipeline stages (llama2*)")->check(CLI::Range(1, 4096))->capture_default_str();
   cmd->add_option("--set", o->sets, "override a hardware parameter (repeatable)");
   cmd->add_option("--batch", o->batch, "requests, all starting together")->check(CLI::Range(1, 65536))->capture_default_str();
   cmd->add_option("--input", o->input, "prompt tokens per request")->capture_default_str();

@@ -222,11 +222,37 @@ TEST(LlmCli, RequestsThatCannotRunAreRefusedByName) {
   r = run_sim("llm llama2-70b --hw gpu_h100 --batch 1 --input 16 --output 4");  // 129 GiB of weights
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("gpu.hbm.capacity_gib"), std::string::npos) << r.output;
-  r = run_sim("llm llama2-7b --hw '" + system("system_8x_h100") + "'");
+  r = run_sim("llm llama2-7b --hw '" + system("system_8x_h100") + "' --tp 16");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("system"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("system.devices"), std::string::npos) << r.output;
+  r = run_sim("llm llama2-7b --hw gpu_h100 --tp 2");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("system config"), std::string::npos) << r.output;
   r = run_sim("llm gpt2 --hw gpu_h100 --input 0");
   EXPECT_EQ(r.exit_code, 2);
+}
+
+// On a system: each pass is a tp x pp pipeline; the report counts the devices.
+TEST(LlmCli, ServesOnASystemAsATensorAndPipelineParallelPipeline) {
+  const std::string d = scratch_dir("llm_system");
+  const auto r = run_sim("llm llama2-7b --hw '" + system("system_8x_h100") + "' --tp 2 --pp 2 --layers 4 --batch 2 --input 32 "
+                         "--output 3 --report '" + d + "/r.json'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(read_text(d + "/r.json"));
+  EXPECT_EQ(j["totals"]["device"], "system");
+  EXPECT_EQ(j["hardware"]["devices"], 4);
+  EXPECT_NEAR(j["totals"]["output_tokens_per_s_per_device"].get<double>(), j["totals"]["output_tokens_per_s"].get<double>() / 4, 1e-9);
+  // Device 0 computes and takes part in all_reduces in every pass.
+  for (const auto& s : j["steps"]) {
+    EXPECT_GT(s["device0_us"]["compute_us"].get<double>(), 0) << s;
+    EXPECT_GT(s["device0_us"]["communication_us"].get<double>(), 0) << s;
+    EXPECT_GE(s["time_us"].get<double>(), s["device0_us"]["compute_us"].get<double>()) << s;
+  }
+  // A quarter of the weights per device (tp 2 x pp 2).
+  const auto one = run_sim("llm llama2-7b --hw gpu_h100 --layers 4 --batch 2 --input 32 --output 3 -q --report '" + d + "/one.json'");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_NEAR(j["memory"]["weights_gib"].get<double>() * 4,
+              nlohmann::json::parse(read_text(d + "/one.json"))["memory"]["weights_gib"].get<double>(), 1e-9);
 }
 
 }  // namespace npusim::test
