@@ -7,8 +7,12 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -35,6 +39,13 @@ struct LlmCliOptions {
   int batch = 1, layers = 0, buckets = 4, tp = 1, pp = 1;
   int64_t input = 128, output = 128;
   bool quiet = false;
+  // Continuous batching (docs/llm.md#continuous-batching): Poisson arrivals or a trace.
+  double arrival_rate = 0;  // requests per second
+  int requests = 100;
+  uint64_t seed = 1;
+  std::string trace;
+  int64_t max_batch_tokens = 8192;
+  int max_seqs = 256;
 };
 
 // One simulated pass: a prefill (kv_len 0, seq = input) or a decode step (seq 1).
@@ -42,7 +53,87 @@ struct Pass {
   std::string phase;
   int64_t kv_len = 0, seq = 1;
   run::DeviceRun run;
+  int batch = 0;  // 0: the static plan's wave
 };
+
+// What every run of `sim llm` shares: the model, the hardware and the memory per device.
+struct Setup {
+  frontends::zoo::TransformerShape shape;
+  bool on_system = false, gpu = false;
+  std::optional<config::SystemConfig> sys_cfg;
+  config::HwConfig hw;
+  int devices = 1, layers = 0;
+  ir::DType dt = ir::DType::Float16;
+  llm::ModelMemory mem;
+  double capacity = 0;
+  std::string cap_key;
+};
+
+// Simulates every pass (a forked child each: SystemC elaborates once per process).
+void simulate_passes(const LlmCliOptions& o, const Setup& su, std::vector<Pass>& passes) {
+  run::DeviceRunOptions ro;  // the serving stack: fused kernels, CUDA graphs
+  sweep::PoolOptions pool;
+  pool.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::string failure;
+  sweep::run_forked(
+      passes.size(), pool,
+      [&](size_t i) {
+        frontends::zoo::ZooOptions z;
+        z.model = o.model;
+        z.batch = passes[i].batch;
+        z.dtype = o.dtype;
+        z.seq = static_cast<int>(passes[i].seq);
+        z.kv_len = static_cast<int>(passes[i].kv_len);
+        z.layers = su.layers;
+        if (!su.on_system) return run::simulate_on_device(frontends::zoo::make_transformer(z), su.hw, ro).to_text();
+        const std::string text = frontends::zoo::make_parallel_pipeline(z, o.tp, o.pp).dump();
+        const ir::System sys = frontends::pipeline::read_pipeline_text(text, o.model + " tp" + std::to_string(o.tp) + " pp" + std::to_string(o.pp), ".");
+        const run::SystemRun sr = run::simulate_pipeline(sys, *su.sys_cfg, ro);
+        run::DeviceRun r;  // the pass's makespan; device 0's compute and collectives
+        r.ns = sr.sim.makespan_ns;
+        r.by_class_ns["compute"] = sr.sim.devices.front().busy_ns;
+        r.by_class_ns["communication"] = sr.sim.devices.front().comm_ns;
+        return r.to_text();
+      },
+      [&](const sweep::TaskOutcome& out) {
+        if (!out.ok) {
+          if (failure.empty())
+            failure = passes[out.index].phase + " of batch " + std::to_string(passes[out.index].batch) + " at KV length " +
+                      std::to_string(passes[out.index].kv_len) + ": " + out.payload;
+          return;
+        }
+        passes[out.index].run = run::DeviceRun::from_text(out.payload);
+      });
+  if (!failure.empty()) throw InputError("sim llm", o.model, "simulating the " + failure);
+}
+
+nlohmann::ordered_json step_json(const Pass& p, bool on_system) {
+  nlohmann::ordered_json s = {{"phase", p.phase}, {"batch", p.batch}, {"kv_len", p.kv_len}, {"tokens", p.seq * p.batch},
+                              {"time_us", p.run.ns / 1000}};
+  if (!p.run.by_class_ns.empty()) {
+    nlohmann::ordered_json c = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : p.run.by_class_ns) c[k + "_us"] = v / 1000;
+    s[on_system ? "device0_us" : "kernel_us_by_class"] = c;
+  }
+  return s;
+}
+
+nlohmann::ordered_json latency_json(const llm::Metrics& m) {
+  return {{"ttft", {{"mean", m.ttft_mean_ns / 1e6}, {"p50", m.ttft_p50_ns / 1e6}, {"p90", m.ttft_p90_ns / 1e6}, {"p99", m.ttft_p99_ns / 1e6}}},
+          {"e2e", {{"mean", m.e2e_mean_ns / 1e6}, {"p50", m.e2e_p50_ns / 1e6}, {"p90", m.e2e_p90_ns / 1e6}, {"p99", m.e2e_p99_ns / 1e6}}}};
+}
+
+nlohmann::ordered_json totals_json(const llm::Metrics& m, const Setup& su) {
+  return {{"device", su.on_system ? "system" : su.gpu ? "gpu" : "npu"},
+          {"time_us", m.total_ns / 1000},
+          {"ttft_ms", m.ttft_mean_ns / 1e6},
+          {"tpot_ms", m.tpot_ns / 1e6},
+          {"e2e_ms", m.e2e_mean_ns / 1e6},
+          {"output_tokens_per_s", m.output_tokens_per_s},
+          {"output_tokens_per_s_per_device", m.output_tokens_per_s / su.devices}};
+}
+
+int run_continuous(const LlmCliOptions& o, const Setup& su);
 
 std::string fmt(const char* f, double v) {
   char b[64];
@@ -57,34 +148,43 @@ int run_llm_cmd(const LlmCliOptions& o) {
   if (o.input < 1 || o.output < 1 || o.input + o.output > (1 << 20))
     throw InputError("sim llm", "--input/--output", "input and output tokens must be at least 1, together at most 2^20");
   if (o.buckets < 2 || o.buckets > 64) throw InputError("sim llm", "--buckets", "must be in 2..64");
+  Setup su;
+  su.shape = *shape;
   // A system: the model as a tp x pp pipeline (docs/system.md#zoo-pipelines) on its devices.
-  const bool on_system = config::is_system_config(o.hw);
-  std::optional<config::SystemConfig> sys_cfg;
-  config::HwConfig hw;
-  if (on_system) {
+  su.on_system = config::is_system_config(o.hw);
+  if (su.on_system) {
     if (!o.sets.empty()) throw InputError("sim llm", "--set", "--set applies to a device config; edit the system's device configs");
-    sys_cfg = config::SystemConfig::load(o.hw);
-    if (int64_t{o.tp} * o.pp > static_cast<int64_t>(sys_cfg->devices.size()))
+    su.sys_cfg = config::SystemConfig::load(o.hw);
+    if (int64_t{o.tp} * o.pp > static_cast<int64_t>(su.sys_cfg->devices.size()))
       throw InputError(o.hw, "system.devices", "--tp " + std::to_string(o.tp) + " x --pp " + std::to_string(o.pp) + " devices, but the system has " +
-                                                   std::to_string(sys_cfg->devices.size()));
-    hw = sys_cfg->devices.front().hw;
+                                                   std::to_string(su.sys_cfg->devices.size()));
+    su.hw = su.sys_cfg->devices.front().hw;
   } else {
     if (o.tp != 1 || o.pp != 1) throw InputError("sim llm", "--tp", "--tp and --pp need a system config (docs/system.md)");
-    hw = config::HwConfig::load(o.hw, o.sets);
+    su.hw = config::HwConfig::load(o.hw, o.sets);
   }
-  const int devices = o.tp * o.pp;
-  const bool gpu = hw.get_string("device") == "gpu";
-  const ir::DType dt = frontends::zoo::zoo_dtype(o.dtype, ir::DType::Float16, "sim llm", true);
-  const int layers = o.layers == 0 ? shape->layers : o.layers;
+  su.devices = o.tp * o.pp;
+  su.gpu = su.hw.get_string("device") == "gpu";
+  su.dt = frontends::zoo::zoo_dtype(o.dtype, ir::DType::Float16, "sim llm", true);
+  su.layers = o.layers == 0 ? shape->layers : o.layers;
   if (o.layers < 0 || o.layers > shape->layers)
     throw InputError("sim llm", "--layers", o.model + " has " + std::to_string(shape->layers) + " layers; got " + std::to_string(o.layers));
+  llm::ModelShape ms{su.layers, shape->d, shape->heads, shape->kv_heads, shape->ffn, shape->vocab};
+  su.mem = llm::model_memory(ms, static_cast<double>(ir::dtype_bytes(su.dt)), o.tp, o.pp);
+  su.cap_key = su.gpu ? "gpu.hbm.capacity_gib" : "memory.dram.capacity_gib";
+  su.capacity = su.hw.get_double(su.cap_key) * (1 << 30);
+  if (o.arrival_rate > 0 || !o.trace.empty()) return run_continuous(o, su);
+  const auto& hw = su.hw;
+  const auto& sys_cfg = su.sys_cfg;
+  const bool on_system = su.on_system, gpu = su.gpu;
+  const int devices = su.devices, layers = su.layers;
+  const ir::DType dt = su.dt;
+  const llm::ModelMemory& mem = su.mem;
+  const double capacity = su.capacity;
+  const std::string& cap_key = su.cap_key;
 
   // ---- memory: how many requests fit at once ----
-  llm::ModelShape ms{layers, shape->d, shape->heads, shape->kv_heads, shape->ffn, shape->vocab};
-  const llm::ModelMemory mem = llm::model_memory(ms, static_cast<double>(ir::dtype_bytes(dt)), o.tp, o.pp);
-  const double capacity = gpu ? hw.get_double("gpu.hbm.capacity_gib") * (1 << 30) : hw.get_double("memory.dram.capacity_gib") * (1 << 30);
   const llm::BatchPlan plan = llm::plan_batch(mem, o.batch, o.input, o.output, capacity);
-  const std::string cap_key = gpu ? "gpu.hbm.capacity_gib" : "memory.dram.capacity_gib";
   if (!plan.fits())
     throw InputError(hw.source(), cap_key,
                      "one request of " + std::to_string(o.input) + " + " + std::to_string(o.output) + " tokens does not fit: " +
@@ -93,48 +193,17 @@ int run_llm_cmd(const LlmCliOptions& o) {
 
   // ---- the passes to simulate ----
   std::vector<Pass> passes;
-  passes.push_back({"prefill", 0, o.input, {}});
+  passes.push_back({"prefill", 0, o.input, {}, plan.per_wave});
   std::vector<int64_t> kv;
   if (o.output >= 2) kv = llm::bucket_points(o.input, o.input + o.output - 2, o.buckets);
-  for (int64_t k : kv) passes.push_back({"decode", k, 1, {}});
+  for (int64_t k : kv) passes.push_back({"decode", k, 1, {}, plan.per_wave});
   // The interpolation's check: the middle of the widest gap between simulated points.
   int64_t check = -1, widest = 1;
   for (size_t i = 1; i < kv.size(); ++i)
     if (kv[i] - kv[i - 1] > widest) widest = kv[i] - kv[i - 1], check = (kv[i] + kv[i - 1]) / 2;
-  if (check >= 0) passes.push_back({"check", check, 1, {}});
+  if (check >= 0) passes.push_back({"check", check, 1, {}, plan.per_wave});
 
-  run::DeviceRunOptions ro;  // the serving stack: fused kernels, CUDA graphs
-  sweep::PoolOptions pool;
-  pool.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::string failure;
-  sweep::run_forked(
-      passes.size(), pool,
-      [&](size_t i) {
-        frontends::zoo::ZooOptions z;
-        z.model = o.model;
-        z.batch = plan.per_wave;
-        z.dtype = o.dtype;
-        z.seq = static_cast<int>(passes[i].seq);
-        z.kv_len = static_cast<int>(passes[i].kv_len);
-        z.layers = layers;
-        if (!on_system) return run::simulate_on_device(frontends::zoo::make_transformer(z), hw, ro).to_text();
-        const std::string text = frontends::zoo::make_parallel_pipeline(z, o.tp, o.pp).dump();
-        const ir::System sys = frontends::pipeline::read_pipeline_text(text, o.model + " tp" + std::to_string(o.tp) + " pp" + std::to_string(o.pp), ".");
-        const run::SystemRun sr = run::simulate_pipeline(sys, *sys_cfg, ro);
-        run::DeviceRun r;  // the pass's makespan; device 0's compute and collectives
-        r.ns = sr.sim.makespan_ns;
-        r.by_class_ns["compute"] = sr.sim.devices.front().busy_ns;
-        r.by_class_ns["communication"] = sr.sim.devices.front().comm_ns;
-        return r.to_text();
-      },
-      [&](const sweep::TaskOutcome& out) {
-        if (!out.ok) {
-          if (failure.empty()) failure = passes[out.index].phase + " at KV length " + std::to_string(passes[out.index].kv_len) + ": " + out.payload;
-          return;
-        }
-        passes[out.index].run = run::DeviceRun::from_text(out.payload);
-      });
-  if (!failure.empty()) throw InputError("sim llm", o.model, "simulating the " + failure);
+  simulate_passes(o, su, passes);
 
   // ---- the metrics ----
   std::vector<double> step_ns;
@@ -148,30 +217,15 @@ int run_llm_cmd(const LlmCliOptions& o) {
                    {"dtype", ir::dtype_name(dt)}, {"layers", layers}, {"batching", "static"}};
   j["hardware"] = {{"name", on_system ? sys_cfg->name : hw.get_string("name")}, {"source", on_system ? sys_cfg->source : hw.source()},
                    {"device", gpu ? "gpu" : "npu"}, {"devices", devices}, {"tp", o.tp}, {"pp", o.pp}};
-  j["totals"] = {{"device", on_system ? "system" : gpu ? "gpu" : "npu"},
-                 {"time_us", m.total_ns / 1000},
-                 {"ttft_ms", m.ttft_mean_ns / 1e6},
-                 {"tpot_ms", m.tpot_ns / 1e6},
-                 {"e2e_ms", m.e2e_mean_ns / 1e6},
-                 {"output_tokens_per_s", m.output_tokens_per_s},
-                 {"output_tokens_per_s_per_device", m.output_tokens_per_s / devices}};
-  j["latency_ms"] = {{"ttft", {{"mean", m.ttft_mean_ns / 1e6}, {"p50", m.ttft_p50_ns / 1e6}, {"p90", m.ttft_p90_ns / 1e6}, {"p99", m.ttft_p99_ns / 1e6}}},
-                     {"e2e", {{"mean", m.e2e_mean_ns / 1e6}, {"p50", m.e2e_p50_ns / 1e6}, {"p90", m.e2e_p90_ns / 1e6}, {"p99", m.e2e_p99_ns / 1e6}}}};
+  j["totals"] = totals_json(m, su);
+  j["latency_ms"] = latency_json(m);
   const double gib = 1 << 30;
   j["memory"] = {{"capacity_gib", capacity / gib}, {"weights_gib", mem.weight_bytes / gib},
                  {"kv_cache_gib_per_request", plan.kv_bytes_per_request / gib}, {"prefill_activations_gib", plan.activation_bytes / gib},
                  {"max_batch", plan.max_batch}, {"waves", plan.waves}, {"requests_per_wave", plan.per_wave},
                  {"split", plan.waves > 1}};
   nlohmann::ordered_json steps = nlohmann::ordered_json::array();
-  for (const Pass& p : passes) {
-    nlohmann::ordered_json s = {{"phase", p.phase}, {"kv_len", p.kv_len}, {"tokens", p.seq * plan.per_wave}, {"time_us", p.run.ns / 1000}};
-    if (!p.run.by_class_ns.empty()) {
-      nlohmann::ordered_json c = nlohmann::ordered_json::object();
-      for (const auto& [k, v] : p.run.by_class_ns) c[k + "_us"] = v / 1000;
-      s[on_system ? "device0_us" : "kernel_us_by_class"] = c;
-    }
-    steps.push_back(s);
-  }
+  for (const Pass& p : passes) steps.push_back(step_json(p, on_system));
   j["steps"] = steps;
   if (check >= 0) {
     const double sim = passes.back().run.ns, interp = llm::interpolate(kv, step_ns, static_cast<double>(check));
@@ -208,6 +262,159 @@ int run_llm_cmd(const LlmCliOptions& o) {
   return kOk;
 }
 
+
+// Requests from a CSV trace: a header, then arrival_s,input_tokens,output_tokens per line
+// (arrivals non-decreasing). InputError naming the file and line.
+std::vector<llm::Request> read_trace(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw InputError(path, "", "cannot open the request trace");
+  std::vector<llm::Request> r;
+  std::string line;
+  int n = 0;
+  while (std::getline(f, line)) {
+    ++n;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    if (n == 1) {
+      if (line != "arrival_s,input_tokens,output_tokens")
+        throw InputError(path, "line 1", "expected the header arrival_s,input_tokens,output_tokens, got '" + line.substr(0, 80) + "'");
+      continue;
+    }
+    std::istringstream in(line);
+    std::string a, b, c, extra;
+    if (!std::getline(in, a, ',') || !std::getline(in, b, ',') || !std::getline(in, c, ',') || std::getline(in, extra, ','))
+      throw InputError(path, "line " + std::to_string(n), "expected three comma-separated values");
+    double t = 0;
+    long long i = 0, g = 0;
+    try {
+      size_t p1 = 0, p2 = 0, p3 = 0;
+      t = std::stod(a, &p1), i = std::stoll(b, &p2), g = std::stoll(c, &p3);
+      if (p1 != a.size() || p2 != b.size() || p3 != c.size()) throw std::invalid_argument("trailing");
+    } catch (const std::exception&) {
+      throw InputError(path, "line " + std::to_string(n), "not numbers: '" + line.substr(0, 80) + "'");
+    }
+    if (!(t >= 0) || t > 1e9 || i < 1 || g < 1 || i + g > (1 << 20))
+      throw InputError(path, "line " + std::to_string(n), "arrival must be in [0, 1e9] s, input and output tokens at least 1 and together at most 2^20");
+    if (!r.empty() && t * 1e9 < r.back().arrival_ns) throw InputError(path, "line " + std::to_string(n), "arrivals must not go back in time");
+    if (r.size() >= 1000000) throw InputError(path, "line " + std::to_string(n), "more than 10^6 requests");
+    r.push_back({t * 1e9, i, g});
+  }
+  if (r.empty()) throw InputError(path, "", "no requests");
+  return r;
+}
+
+// Powers of two up to hi, and hi.
+std::vector<int> doubling(int hi) {
+  std::vector<int> r;
+  for (int b = 1; b < hi; b *= 2) r.push_back(b);
+  r.push_back(hi);
+  return r;
+}
+
+int run_continuous(const LlmCliOptions& o, const Setup& su) {
+  if (o.requests < 1 || o.requests > 1000000) throw InputError("sim llm", "--requests", "must be in 1..10^6");
+  if (o.max_batch_tokens < 1 || o.max_seqs < 1) throw InputError("sim llm", "--max-batch-tokens", "--max-batch-tokens and --max-seqs must be at least 1");
+  const std::vector<llm::Request> reqs =
+      o.trace.empty() ? llm::poisson_requests(o.requests, o.arrival_rate, o.input, o.output, o.seed) : read_trace(o.trace);
+  int64_t in_lo = reqs[0].input, in_hi = 0, kv_hi = 0, longest = 0;
+  for (const llm::Request& q : reqs) {
+    in_lo = std::min(in_lo, q.input), in_hi = std::max(in_hi, q.input);
+    kv_hi = std::max(kv_hi, q.input + q.output - 2);
+    longest = std::max(longest, q.input + q.output);
+  }
+  if (in_hi > o.max_batch_tokens)
+    throw InputError("sim llm", "--max-batch-tokens", "a prompt of " + std::to_string(in_hi) + " tokens exceeds the " +
+                                                          std::to_string(o.max_batch_tokens) + " tokens a prefill step may take");
+  // What the KV cache may take: the capacity less the weights and one prefill step's activations.
+  llm::SchedulerOptions so;
+  so.max_batch_tokens = o.max_batch_tokens;
+  so.max_seqs = o.max_seqs;
+  so.kv_bytes_per_token = su.mem.kv_bytes_per_token;
+  so.kv_capacity_bytes = su.capacity - su.mem.weight_bytes - static_cast<double>(o.max_batch_tokens) * su.mem.activation_bytes_per_token;
+  const double per_longest = static_cast<double>((longest + so.block_tokens - 1) / so.block_tokens * so.block_tokens) * so.kv_bytes_per_token;
+  if (so.kv_capacity_bytes < per_longest)
+    throw InputError(su.hw.source(), su.cap_key, "the longest request's KV cache does not fit beside the weights (" +
+                                                     fmt("%.2f", su.mem.weight_bytes / (1 << 30)) + " GiB) and a prefill step's activations");
+  // The step-time surface: decode steps at batch sizes 1, 2, 4 ... up to what can run at once,
+  // each at the shortest and longest KV length (linear between); prefills of k prompts of the
+  // median input, up to a step's token budget (linear in tokens between).
+  const int bmax = static_cast<int>(std::min<double>(o.max_seqs, std::floor(so.kv_capacity_bytes / per_longest)));
+  std::vector<int64_t> ins;
+  for (const auto& q : reqs) ins.push_back(q.input);
+  std::nth_element(ins.begin(), ins.begin() + static_cast<long>(ins.size() / 2), ins.end());
+  const int64_t l_ref = ins[ins.size() / 2];
+  const int kmax = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(o.max_batch_tokens / l_ref, bmax)));
+  std::vector<Pass> passes;
+  const std::vector<int> bgrid = doubling(std::max(1, bmax)), kgrid = doubling(kmax);
+  const int64_t kv_lo = in_lo, kv_top = std::max(kv_hi, kv_lo + 1);
+  for (int k : kgrid) passes.push_back({"prefill", 0, l_ref, {}, k});
+  for (int b : bgrid)
+    for (int64_t kv : {kv_lo, kv_top}) passes.push_back({"decode", kv, 1, {}, b});
+  simulate_passes(o, su, passes);
+
+  std::vector<double> ptok, pns;  // prefill: tokens -> ns
+  std::map<int, std::pair<double, double>> dec;  // decode: batch -> (ns at kv_lo, ns at kv_top)
+  for (const Pass& p : passes) {
+    if (p.phase == "prefill") ptok.push_back(static_cast<double>(p.batch * p.seq)), pns.push_back(p.run.ns);
+    else (p.kv_len == kv_lo ? dec[p.batch].first : dec[p.batch].second) = p.run.ns;
+  }
+  auto lin = [](const std::vector<double>& x, const std::vector<double>& y, double v) {
+    if (x.size() == 1) return y[0] * (v / x[0]);  // one point: proportional to the tokens
+    size_t i = 1;
+    while (i + 1 < x.size() && v > x[i]) ++i;
+    return y[i - 1] + (y[i] - y[i - 1]) * (v - x[i - 1]) / (x[i] - x[i - 1]);  // extrapolates past the ends
+  };
+  llm::StepCost cost;
+  cost.prefill_ns = [&](int64_t tokens, int) { return std::max(lin(ptok, pns, static_cast<double>(tokens)), 0.0); };
+  std::vector<double> bx, lo_ns, hi_ns;
+  for (const auto& [b, v] : dec) bx.push_back(b), lo_ns.push_back(v.first), hi_ns.push_back(v.second);
+  cost.decode_ns = [&](int batch, double kv_mean) {
+    const double f = (kv_mean - static_cast<double>(kv_lo)) / static_cast<double>(kv_top - kv_lo);
+    const double a = bx.size() == 1 ? lo_ns[0] : lin(bx, lo_ns, batch), c = bx.size() == 1 ? hi_ns[0] : lin(bx, hi_ns, batch);
+    return std::max(a + (c - a) * f, 0.0);
+  };
+  const llm::ContinuousResult res = llm::serve_continuous(reqs, so, cost);
+  const llm::Metrics m = llm::continuous_metrics(res);
+
+  const double gib = 1 << 30;
+  nlohmann::ordered_json j;
+  j["workload"] = {{"model", o.model}, {"requests", reqs.size()}, {"arrivals", o.trace.empty() ? "poisson" : "trace"},
+                   {"arrival_rate_per_s", o.trace.empty() ? o.arrival_rate : 0.0}, {"seed", o.seed}, {"trace", o.trace},
+                   {"dtype", ir::dtype_name(su.dt)}, {"layers", su.layers}, {"batching", "continuous"}};
+  j["hardware"] = {{"name", su.on_system ? su.sys_cfg->name : su.hw.get_string("name")}, {"source", su.on_system ? su.sys_cfg->source : su.hw.source()},
+                   {"device", su.gpu ? "gpu" : "npu"}, {"devices", su.devices}, {"tp", o.tp}, {"pp", o.pp}};
+  j["totals"] = totals_json(m, su);
+  j["latency_ms"] = latency_json(m);
+  j["memory"] = {{"capacity_gib", su.capacity / gib}, {"weights_gib", su.mem.weight_bytes / gib}, {"kv_cache_capacity_gib", so.kv_capacity_bytes / gib},
+                 {"peak_kv_cache_gib", res.peak_kv_bytes / gib}};
+  j["scheduler"] = {{"policy", "prefill first (vLLM, no preemption)"}, {"max_batch_tokens", o.max_batch_tokens}, {"max_seqs", o.max_seqs},
+                    {"prefill_steps", res.prefill_steps}, {"decode_steps", res.decode_steps}, {"peak_running", res.peak_running}};
+  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+  for (const Pass& p : passes) steps.push_back(step_json(p, su.on_system));
+  j["steps"] = steps;
+  nlohmann::ordered_json occ = nlohmann::ordered_json::array();
+  const size_t every = std::max<size_t>(1, res.kv_bytes_over_time.size() / 200);
+  for (size_t i = 0; i < res.kv_bytes_over_time.size(); i += every)
+    occ.push_back({{"t_ms", res.kv_bytes_over_time[i].first / 1e6}, {"gib", res.kv_bytes_over_time[i].second / gib}});
+  j["kv_cache_over_time"] = occ;
+  if (!o.quiet) {
+    std::printf("%s on %s: %zu requests (%s), continuous batching, %s\n", o.model.c_str(),
+                (su.on_system ? su.sys_cfg->name : su.hw.get_string("name")).c_str(), reqs.size(),
+                o.trace.empty() ? ("Poisson " + fmt("%g", o.arrival_rate) + "/s, seed " + std::to_string(o.seed)).c_str() : o.trace.c_str(),
+                ir::dtype_name(su.dt));
+    std::printf("KV cache: %.2f GiB beside %.2f GiB of weights; peak %.2f GiB, %d requests running at most\n", so.kv_capacity_bytes / gib,
+                su.mem.weight_bytes / gib, res.peak_kv_bytes / gib, res.peak_running);
+    std::printf("steps simulated: %zu (prefills of 1..%d prompts of %lld tokens; decodes at batch 1..%d, KV %lld and %lld); "
+                "%d prefill and %d decode steps served\n",
+                passes.size(), kmax, static_cast<long long>(l_ref), bgrid.back(), static_cast<long long>(kv_lo), static_cast<long long>(kv_top),
+                res.prefill_steps, res.decode_steps);
+    std::printf("TTFT %.3f ms (p50 %.3f, p99 %.3f)  TPOT %.3f ms  end-to-end %.3f ms (p99 %.3f)  %.1f output tokens/s\n", m.ttft_mean_ns / 1e6,
+                m.ttft_p50_ns / 1e6, m.ttft_p99_ns / 1e6, m.tpot_ns / 1e6, m.e2e_mean_ns / 1e6, m.e2e_p99_ns / 1e6, m.output_tokens_per_s);
+  }
+  if (!o.report.empty()) write_output(o.report, j.dump(2) + "\n");
+  return kOk;
+}
+
 }  // namespace
 
 std::function<int()> add_llm_command(CLI::App& app) {
@@ -225,6 +432,13 @@ std::function<int()> add_llm_command(CLI::App& app) {
   cmd->add_option("--dtype", o->dtype, "fp16 (default), bf16, fp32, fp8");
   cmd->add_option("--layers", o->layers, "keep the first K layers (0: all)");
   cmd->add_option("--buckets", o->buckets, "decode steps simulated at this many KV lengths; the others interpolated")->capture_default_str();
+  cmd->add_option("--arrival-rate", o->arrival_rate, "continuous batching: requests per second, Poisson (with --requests, --seed)")
+      ->check(CLI::Range(1e-6, 1e9));
+  cmd->add_option("--requests", o->requests, "continuous batching: requests to serve")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "continuous batching: the arrivals' random seed")->capture_default_str();
+  cmd->add_option("--trace", o->trace, "continuous batching: requests from a CSV (arrival_s,input_tokens,output_tokens)");
+  cmd->add_option("--max-batch-tokens", o->max_batch_tokens, "continuous batching: prompt tokens per prefill step")->capture_default_str();
+  cmd->add_option("--max-seqs", o->max_seqs, "continuous batching: requests running at once at most")->capture_default_str();
   cmd->add_option("--report", o->report, "write the report as JSON");
   cmd->add_flag("-q,--quiet", o->quiet, "no table on stdout");
   return [cmd, o]() -> int {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "sim/ir/error.h"
 
@@ -114,6 +115,121 @@ Metrics static_metrics(const BatchPlan& plan, int64_t output, double prefill_ns,
   m.tpot_ns = output > 1 ? decode_total_ns / static_cast<double>(output - 1) : 0;
   m.total_ns = plan.waves * wave_ns;
   m.output_tokens_per_s = m.total_ns > 0 ? static_cast<double>(plan.batch) * output / (m.total_ns * 1e-9) : 0;
+  return m;
+}
+
+std::vector<Request> poisson_requests(int n, double rate_per_s, int64_t input, int64_t output, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Request> r;
+  double t = 0;
+  for (int i = 0; i < n; ++i) {
+    if (i > 0) {
+      const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;  // [0, 1)
+      t += -std::log1p(-u) / rate_per_s * 1e9;
+    }
+    r.push_back({t, input, output});
+  }
+  return r;
+}
+
+ContinuousResult serve_continuous(const std::vector<Request>& reqs, const SchedulerOptions& opt, const StepCost& cost) {
+  ContinuousResult res;
+  res.requests.resize(reqs.size());
+  auto reserve = [&](const Request& q) {
+    const int64_t blocks = (q.input + q.output + opt.block_tokens - 1) / opt.block_tokens;
+    return static_cast<double>(blocks * opt.block_tokens) * opt.kv_bytes_per_token;
+  };
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    if (reserve(reqs[i]) > opt.kv_capacity_bytes)
+      throw InputError("sim llm", "request " + std::to_string(i), "its " + std::to_string(reqs[i].input + reqs[i].output) +
+                                                                     " tokens of KV cache exceed what the device has beside the weights");
+    res.requests[i].arrival_ns = reqs[i].arrival_ns;
+    res.requests[i].output = reqs[i].output;
+  }
+  struct Running {
+    size_t id;
+    int64_t kv, generated;
+  };
+  std::vector<Running> running;
+  size_t next = 0;  // the first request not yet admitted (arrival order)
+  double t = 0, used = 0;
+  size_t done = 0;
+  while (done < reqs.size()) {
+    // Admit in arrival order what has arrived and fits: one prefill step.
+    std::vector<size_t> admit;
+    int64_t tokens = 0;
+    double add = 0;
+    while (next + admit.size() < reqs.size()) {
+      const Request& q = reqs[next + admit.size()];
+      if (q.arrival_ns > t) break;
+      if (static_cast<int>(running.size() + admit.size()) >= opt.max_seqs) break;
+      if (!admit.empty() && tokens + q.input > opt.max_batch_tokens) break;
+      if (used + add + reserve(q) > opt.kv_capacity_bytes) break;
+      tokens += q.input, add += reserve(q);
+      admit.push_back(next + admit.size());
+    }
+    if (!admit.empty()) {
+      t += cost.prefill_ns(tokens, static_cast<int>(admit.size()));
+      ++res.prefill_steps;
+      used += add;
+      next += admit.size();
+      for (size_t id : admit) {
+        res.requests[id].first_token_ns = t;
+        if (reqs[id].output <= 1) {
+          res.requests[id].finish_ns = t, used -= reserve(reqs[id]), ++done;
+        } else {
+          running.push_back({id, reqs[id].input, 1});
+        }
+      }
+    } else if (!running.empty()) {
+      double kv = 0;
+      for (const Running& r : running) kv += static_cast<double>(r.kv);
+      t += cost.decode_ns(static_cast<int>(running.size()), kv / static_cast<double>(running.size()));
+      ++res.decode_steps;
+      std::vector<Running> still;
+      for (Running r : running) {
+        ++r.kv, ++r.generated;
+        if (r.generated >= reqs[r.id].output) {
+          res.requests[r.id].finish_ns = t, used -= reserve(reqs[r.id]), ++done;
+        } else {
+          still.push_back(r);
+        }
+      }
+      running.swap(still);
+    } else {
+      t = std::max(t, reqs[next].arrival_ns);  // idle until the next arrival
+      continue;
+    }
+    res.peak_running = std::max(res.peak_running, static_cast<int>(running.size()));
+    res.peak_kv_bytes = std::max(res.peak_kv_bytes, used);
+    res.kv_bytes_over_time.push_back({t, used});
+  }
+  return res;
+}
+
+Metrics continuous_metrics(const ContinuousResult& r) {
+  Metrics m;
+  std::vector<double> ttft, e2e, tpot;
+  double first = 0, last = 0, tokens = 0;
+  for (size_t i = 0; i < r.requests.size(); ++i) {
+    const RequestResult& q = r.requests[i];
+    ttft.push_back(q.first_token_ns - q.arrival_ns);
+    e2e.push_back(q.finish_ns - q.arrival_ns);
+    if (q.output > 1) tpot.push_back((q.finish_ns - q.first_token_ns) / static_cast<double>(q.output - 1));
+    first = i == 0 ? q.arrival_ns : std::min(first, q.arrival_ns);
+    last = std::max(last, q.finish_ns);
+    tokens += static_cast<double>(q.output);
+  }
+  auto mean = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return v.empty() ? 0 : s / static_cast<double>(v.size());
+  };
+  m.ttft_mean_ns = mean(ttft), m.e2e_mean_ns = mean(e2e), m.tpot_ns = mean(tpot);
+  m.ttft_p50_ns = percentile(ttft, 50), m.ttft_p90_ns = percentile(ttft, 90), m.ttft_p99_ns = percentile(ttft, 99);
+  m.e2e_p50_ns = percentile(e2e, 50), m.e2e_p90_ns = percentile(e2e, 90), m.e2e_p99_ns = percentile(e2e, 99);
+  m.total_ns = last - first;
+  m.output_tokens_per_s = m.total_ns > 0 ? tokens / (m.total_ns * 1e-9) : 0;
   return m;
 }
 

@@ -4,6 +4,7 @@
 // interpolation between them, and the serving metrics.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -56,5 +57,48 @@ Metrics static_metrics(const BatchPlan& plan, int64_t output, double prefill_ns,
 
 // The p-th percentile (0..100) of values, nearest rank.
 double percentile(std::vector<double> values, double p);
+
+// ---- continuous batching (docs/llm.md#continuous-batching) ----
+
+struct Request {
+  double arrival_ns = 0;
+  int64_t input = 0, output = 0;
+};
+// n requests arriving as a Poisson process of `rate_per_s` (exponential gaps drawn from a 64-bit
+// Mersenne twister seeded with `seed`, inverted by hand so any platform draws the same), each of
+// input + output tokens; the first arrives at 0.
+std::vector<Request> poisson_requests(int n, double rate_per_s, int64_t input, int64_t output, uint64_t seed);
+
+// A scheduler step's time: a prefill of `requests` prompts of `tokens` tokens together, or a
+// decode step of `batch` requests whose KV lengths average kv_mean.
+struct StepCost {
+  std::function<double(int64_t tokens, int requests)> prefill_ns;
+  std::function<double(int batch, double kv_mean)> decode_ns;
+};
+struct SchedulerOptions {
+  int64_t max_batch_tokens = 8192;  // prompt tokens one prefill step may take (vLLM's max_num_batched_tokens)
+  int max_seqs = 256;               // requests running at once (vLLM's max_num_seqs)
+  double kv_capacity_bytes = 0;     // what the KV cache may take on the device
+  double kv_bytes_per_token = 0;
+  int block_tokens = 16;            // paged blocks: a request reserves ceil((input + output) / 16) of them
+};
+struct RequestResult {
+  double arrival_ns = 0, first_token_ns = 0, finish_ns = 0;
+  int64_t output = 0;
+};
+struct ContinuousResult {
+  std::vector<RequestResult> requests;  // in arrival order
+  std::vector<std::pair<double, double>> kv_bytes_over_time;  // (t, bytes reserved) after each step
+  int prefill_steps = 0, decode_steps = 0;
+  double peak_kv_bytes = 0;
+  int peak_running = 0;
+};
+// vLLM's scheduler without preemption: whenever requests wait and their blocks fit, a prefill
+// step takes them in arrival order (up to max_batch_tokens prompt tokens and max_seqs running);
+// otherwise every running request decodes one token. A request reserves its whole life's
+// blocks when admitted and frees them when its last token is out. InputError when a request
+// can never fit.
+ContinuousResult serve_continuous(const std::vector<Request>& requests, const SchedulerOptions& opt, const StepCost& cost);
+Metrics continuous_metrics(const ContinuousResult& r);
 
 }  // namespace npusim::llm

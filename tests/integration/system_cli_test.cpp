@@ -255,4 +255,44 @@ TEST(LlmCli, ServesOnASystemAsATensorAndPipelineParallelPipeline) {
               nlohmann::json::parse(read_text(d + "/one.json"))["memory"]["weights_gib"].get<double>(), 1e-9);
 }
 
+// Continuous batching: Poisson arrivals or a trace; a request trace that is wrong is refused
+// by file and line.
+TEST(LlmCli, ContinuousBatchingFromPoissonArrivalsAndATrace) {
+  const std::string d = scratch_dir("llm_continuous");
+  auto r = run_sim("llm gpt2 --hw gpu_h100 --arrival-rate 50 --requests 40 --input 64 --output 8 --seed 3 --max-seqs 8 -q --report '" + d + "/p.json'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto p = nlohmann::json::parse(read_text(d + "/p.json"));
+  EXPECT_EQ(p["workload"]["batching"], "continuous");
+  EXPECT_EQ(p["workload"]["requests"], 40);
+  // Every prompt is prefilled once; 7 decode tokens each come from some decode step.
+  EXPECT_LE(p["scheduler"]["prefill_steps"].get<int>(), 40);
+  EXPECT_GE(p["scheduler"]["decode_steps"].get<int>(), 7);
+  EXPECT_GT(p["totals"]["ttft_ms"].get<double>(), 0);
+  EXPECT_GE(p["latency_ms"]["ttft"]["p99"].get<double>(), p["latency_ms"]["ttft"]["p50"].get<double>());
+  // The same seed: the same report.
+  ASSERT_EQ(run_sim("llm gpt2 --hw gpu_h100 --arrival-rate 50 --requests 40 --input 64 --output 8 --seed 3 --max-seqs 8 -q --report '" + d + "/p2.json'").exit_code, 0);
+  EXPECT_EQ(read_text(d + "/p.json"), read_text(d + "/p2.json"));
+  // A trace of three requests.
+  write_text(d + "/t.csv", "arrival_s,input_tokens,output_tokens\n0,64,4\n0.001,32,8\n0.5,128,2\n");
+  r = run_sim("llm gpt2 --hw gpu_h100 --max-seqs 4 --trace '" + d + "/t.csv' -q --report '" + d + "/t.json'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto t = nlohmann::json::parse(read_text(d + "/t.json"));
+  EXPECT_EQ(t["workload"]["requests"], 3);
+  EXPECT_EQ(t["workload"]["arrivals"], "trace");
+  // The last arrives at 0.5 s when nothing else runs: the run ends after it.
+  EXPECT_GT(t["totals"]["time_us"].get<double>(), 0.5e6);
+  for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"arrival,in,out\n0,1,1\n", "line 1"},
+           {"arrival_s,input_tokens,output_tokens\n0,64\n", "line 2"},
+           {"arrival_s,input_tokens,output_tokens\n0,64,x\n", "line 2"},
+           {"arrival_s,input_tokens,output_tokens\n1,64,4\n0,64,4\n", "line 3"},
+           {"arrival_s,input_tokens,output_tokens\n0,0,4\n", "line 2"}}) {
+    write_text(d + "/bad.csv", text);
+    r = run_sim("llm gpt2 --hw gpu_h100 --trace '" + d + "/bad.csv' -q");
+    EXPECT_EQ(r.exit_code, 2) << text << r.output;
+    EXPECT_NE(r.output.find("bad.csv"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(needle), std::string::npos) << text << r.output;
+  }
+}
+
 }  // namespace npusim::test

@@ -73,3 +73,61 @@ TEST(LlmServing, StaticWavesByHand) {
 }
 
 }  // namespace
+
+namespace {
+
+// Prefill: 1 ms per prompt; decode: 0.5 ms per step, whatever the batch.
+StepCost fixed_costs() {
+  StepCost c;
+  c.prefill_ns = [](int64_t, int requests) { return 1e6 * requests; };
+  c.decode_ns = [](int, double) { return 0.5e6; };
+  return c;
+}
+
+TEST(LlmContinuous, PrefillFirstSchedulerByHand) {
+  SchedulerOptions o;
+  o.kv_capacity_bytes = 1e12, o.kv_bytes_per_token = 1;
+  // Two requests at 0, one at 5 ms; 10 prompt tokens, 3 output tokens each.
+  const std::vector<Request> reqs{{0, 10, 3}, {0, 10, 3}, {5e6, 10, 3}};
+  const ContinuousResult r = serve_continuous(reqs, o, fixed_costs());
+  // 0-2 ms: both prefill (first tokens at 2); decodes end at 2.5 and 3 (both done at 3).
+  // Idle to 5; the third prefills to 6 and decodes to 7.
+  EXPECT_DOUBLE_EQ(r.requests[0].first_token_ns, 2e6);
+  EXPECT_DOUBLE_EQ(r.requests[1].finish_ns, 3e6);
+  EXPECT_DOUBLE_EQ(r.requests[2].first_token_ns, 6e6);
+  EXPECT_DOUBLE_EQ(r.requests[2].finish_ns, 7e6);
+  EXPECT_EQ(r.prefill_steps, 2);
+  EXPECT_EQ(r.decode_steps, 4);
+  const Metrics m = continuous_metrics(r);
+  EXPECT_DOUBLE_EQ(m.ttft_mean_ns, (2e6 + 2e6 + 1e6) / 3);
+  EXPECT_DOUBLE_EQ(m.tpot_ns, 0.5e6);
+  EXPECT_DOUBLE_EQ(m.total_ns, 7e6);
+  EXPECT_DOUBLE_EQ(m.output_tokens_per_s, 9 / 7e-3);
+}
+
+TEST(LlmContinuous, AFullKvCacheHoldsRequestsBack) {
+  SchedulerOptions o;
+  o.kv_bytes_per_token = 1;
+  o.kv_capacity_bytes = 16;  // one block of 16 tokens: one request of 10 + 3 at a time
+  const std::vector<Request> reqs{{0, 10, 3}, {0, 10, 3}};
+  const ContinuousResult r = serve_continuous(reqs, o, fixed_costs());
+  // The first runs 0-1 (prefill), 1-2 (two decodes); the second is admitted at 2: 2-3, 3-4.
+  EXPECT_DOUBLE_EQ(r.requests[0].finish_ns, 2e6);
+  EXPECT_DOUBLE_EQ(r.requests[1].first_token_ns, 3e6);
+  EXPECT_DOUBLE_EQ(r.requests[1].finish_ns, 4e6);
+  EXPECT_EQ(r.peak_running, 1);
+  EXPECT_DOUBLE_EQ(r.peak_kv_bytes, 16);
+}
+
+TEST(LlmContinuous, PoissonArrivalsAreDeterministicForASeed) {
+  const auto a = poisson_requests(1000, 10, 100, 10, 7), b = poisson_requests(1000, 10, 100, 10, 7);
+  const auto c = poisson_requests(1000, 10, 100, 10, 8);
+  ASSERT_EQ(a.size(), 1000u);
+  EXPECT_EQ(a[0].arrival_ns, 0);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].arrival_ns, b[i].arrival_ns);
+  EXPECT_NE(a.back().arrival_ns, c.back().arrival_ns);
+  // 999 gaps of mean 100 ms: the last arrival within 10% of 99.9 s.
+  EXPECT_NEAR(a.back().arrival_ns / 1e9, 99.9, 10);
+}
+
+}  // namespace
