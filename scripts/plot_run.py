@@ -9,7 +9,9 @@ layer with MACs as a point, arithmetic intensity (MAC per DRAM byte) against ach
 cycle, under the configuration's peak (hardware.peak_macs_per_cycle) and DRAM roof
 (hardware.dram_bytes_per_cycle). GPU runs: the same per processor group, in us and TFLOP/s
 against the config's tensor and HBM roofs. Multi-device runs (a report with "supertasks"): a
-per-device timeline of supertasks, critical path outlined. Debian: python3-matplotlib.
+per-device timeline of supertasks, critical path outlined. LLM serving reports (`sim llm`):
+output tokens/s, TTFT and end-to-end latency and the KV cache over time. Debian:
+python3-matplotlib.
 Exit status 2 on a report it cannot read, with the reason.
 """
 import argparse
@@ -252,6 +254,40 @@ def draw_timeline(fig, spec, rep, title):
     ax.legend(handles, labels, fontsize=7, loc="upper right")
 
 
+def draw_serving(fig, rep, title):
+    """sim llm: tokens/s and latency over time (continuous batching), the KV cache in use."""
+    tl = rep.get("timeline") or []
+    kv = rep.get("kv_cache_over_time") or []
+    panels = (2 if tl else 0) + 1
+    gs = fig.add_gridspec(panels, 1, hspace=0.45)
+    i = 0
+    if tl:
+        t = [x["t_ms"] / 1000 for x in tl]
+        ax = fig.add_subplot(gs[i])
+        ax.plot(t, [x["output_tokens_per_s"] for x in tl], color="#4c72b0")
+        ax.set_ylabel("output tokens/s")
+        ax.set_title(title + ": throughput over time")
+        i += 1
+        ax = fig.add_subplot(gs[i])
+        for key, color, label in (("ttft_ms", "#dd8452", "TTFT"), ("e2e_ms", "#55a868", "end-to-end")):
+            pts = [(x["t_ms"] / 1000, x[key]) for x in tl if x[key] > 0]
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], color=color, label=label, marker=".", linestyle="-")
+        ax.set_ylabel("latency, ms (mean per bin)")
+        ax.legend(loc="upper left", fontsize=8)
+        i += 1
+    ax = fig.add_subplot(gs[i])
+    ax.plot([x["t_ms"] / 1000 for x in kv], [x["gib"] for x in kv], color="#c44e52", drawstyle="steps-post")
+    cap = rep.get("memory", {}).get("kv_cache_capacity_gib")
+    if cap:
+        ax.axhline(cap, color="#8c8c8c", linestyle="--", linewidth=1, label="KV capacity")
+        ax.legend(loc="upper left", fontsize=8)
+    ax.set_ylabel("KV cache, GiB")
+    ax.set_xlabel("time, s")
+    if not tl:
+        ax.set_title(title + ": KV cache of one wave")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  epilog="Writes OUT.png (default: REPORT with .png). Needs python3-matplotlib.")
@@ -279,7 +315,10 @@ def main(argv=None):
         fail("needs matplotlib (Debian: apt-get install python3-matplotlib)")
     out = a.out or os.path.splitext(a.report)[0] + ".png"
 
-    if "supertasks" in rep:
+    if isinstance(rep.get("workload"), dict) and "batching" in rep["workload"]:
+        kind = "serving"
+        hw_name = rep.get("hardware", {}).get("name", "")
+    elif "supertasks" in rep:
         kind = "system"
         hw_name = rep.get("system", {}).get("name", "")
     elif "layers" in rep and "hardware" in rep:
@@ -290,9 +329,15 @@ def main(argv=None):
         hw_name = rep.get("hw", {}).get("name", "")
     else:
         fail("%s: not an npusim run report (no layers, ranks or supertasks)" % a.report)
-    title = a.title or "%s on %s" % (rep.get("workload", "?"), hw_name)
+    workload = rep.get("workload", "?")
+    title = a.title or "%s on %s" % (workload.get("model", "?") if isinstance(workload, dict) else workload, hw_name)
 
-    if kind == "system":
+    if kind == "serving":
+        if a.only:
+            fail("%s: a serving report has one picture (no --only)" % a.report)
+        fig = plt.figure(figsize=(10, 8 if rep.get("timeline") else 3.5))
+        draw_serving(fig, rep, title)
+    elif kind == "system":
         if a.only in ("bars", "roofline"):
             fail("%s: a multi-device report has no per-layer rows: only --only timeline" % a.report)
         n = len({t.get("device") for t in rep.get("supertasks", []) if t.get("device")})

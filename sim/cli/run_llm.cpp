@@ -20,6 +20,7 @@
 
 #include "frontends/zoo/zoo.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/run_plot.h"
 #include "sim/config/system_config.h"
 #include "sim/ir/dtype.h"
 #include "sim/ir/error.h"
@@ -46,6 +47,7 @@ struct LlmCliOptions {
   std::string trace;
   int64_t max_batch_tokens = 8192;
   int max_seqs = 256;
+  std::string plot;  // --plot OUT.png: scripts/plot_run.py draws the serving pictures
 };
 
 // One simulated pass: a prefill (kv_len 0, seq = input) or a decode step (seq 1).
@@ -397,6 +399,28 @@ int run_continuous(const LlmCliOptions& o, const Setup& su) {
   for (size_t i = 0; i < res.kv_bytes_over_time.size(); i += every)
     occ.push_back({{"t_ms", res.kv_bytes_over_time[i].first / 1e6}, {"gib", res.kv_bytes_over_time[i].second / gib}});
   j["kv_cache_over_time"] = occ;
+  // Over time, in up to 100 even bins from the first arrival to the last token: output
+  // tokens per second, and the mean TTFT / end-to-end latency of the requests whose first token
+  // / last token falls in the bin.
+  nlohmann::ordered_json tl = nlohmann::ordered_json::array();
+  const double t0 = res.requests.front().arrival_ns, t1 = t0 + m.total_ns;
+  const int bins = static_cast<int>(std::max<size_t>(1, std::min<size_t>(100, res.tokens_out.size())));
+  const double width = (t1 - t0) / bins;
+  if (width > 0) {
+    std::vector<double> tok(bins, 0), ttft(bins, 0), e2e(bins, 0);
+    std::vector<int> nt(bins, 0), ne(bins, 0);
+    auto bin = [&](double t) { return std::clamp(static_cast<int>((t - t0) / width), 0, bins - 1); };
+    for (const auto& [t, n] : res.tokens_out) tok[bin(t)] += n;
+    for (const llm::RequestResult& q : res.requests) {
+      const int a = bin(q.first_token_ns), b = bin(q.finish_ns);
+      ttft[a] += q.first_token_ns - q.arrival_ns, ++nt[a];
+      e2e[b] += q.finish_ns - q.arrival_ns, ++ne[b];
+    }
+    for (int i = 0; i < bins; ++i)
+      tl.push_back({{"t_ms", (t0 + (i + 0.5) * width) / 1e6}, {"output_tokens_per_s", tok[i] / (width * 1e-9)},
+                    {"ttft_ms", nt[i] ? ttft[i] / nt[i] / 1e6 : 0.0}, {"e2e_ms", ne[i] ? e2e[i] / ne[i] / 1e6 : 0.0}});
+  }
+  j["timeline"] = tl;
   if (!o.quiet) {
     std::printf("%s on %s: %zu requests (%s), continuous batching, %s\n", o.model.c_str(),
                 (su.on_system ? su.sys_cfg->name : su.hw.get_string("name")).c_str(), reqs.size(),
@@ -440,10 +464,16 @@ std::function<int()> add_llm_command(CLI::App& app) {
   cmd->add_option("--max-batch-tokens", o->max_batch_tokens, "continuous batching: prompt tokens per prefill step")->capture_default_str();
   cmd->add_option("--max-seqs", o->max_seqs, "continuous batching: requests running at once at most")->capture_default_str();
   cmd->add_option("--report", o->report, "write the report as JSON");
+  cmd->add_option("--plot", o->plot, "draw tokens/s, latency and the KV cache over time into this PNG (needs python3-matplotlib)");
   cmd->add_flag("-q,--quiet", o->quiet, "no table on stdout");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
-    return run_llm_cmd(*o);
+    RunOptions run;  // plot_prepare / plot_finish read and set only its report path
+    run.report_json = o->report;
+    plot_prepare(o->plot, run);
+    LlmCliOptions with_report = *o;
+    with_report.report = run.report_json;
+    return plot_finish(run_llm_cmd(with_report), o->plot, run);
   };
 }
 

@@ -171,6 +171,7 @@ ContinuousResult serve_continuous(const std::vector<Request>& reqs, const Schedu
     if (!admit.empty()) {
       t += cost.prefill_ns(tokens, static_cast<int>(admit.size()));
       ++res.prefill_steps;
+      res.tokens_out.push_back({t, static_cast<int>(admit.size())});
       used += add;
       next += admit.size();
       for (size_t id : admit) {
@@ -186,6 +187,7 @@ ContinuousResult serve_continuous(const std::vector<Request>& reqs, const Schedu
       for (const Running& r : running) kv += static_cast<double>(r.kv);
       t += cost.decode_ns(static_cast<int>(running.size()), kv / static_cast<double>(running.size()));
       ++res.decode_steps;
+      res.tokens_out.push_back({t, static_cast<int>(running.size())});
       std::vector<Running> still;
       for (Running r : running) {
         ++r.kv, ++r.generated;

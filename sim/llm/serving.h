@@ -89,6 +89,7 @@ struct RequestResult {
 struct ContinuousResult {
   std::vector<RequestResult> requests;  // in arrival order
   std::vector<std::pair<double, double>> kv_bytes_over_time;  // (t, bytes reserved) after each step
+  std::vector<std::pair<double, int>> tokens_out;  // (t, output tokens the step produced), per step
   int prefill_steps = 0, decode_steps = 0;
   double peak_kv_bytes = 0;
   int peak_running = 0;

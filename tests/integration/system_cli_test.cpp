@@ -295,4 +295,21 @@ TEST(LlmCli, ContinuousBatchingFromPoissonArrivalsAndATrace) {
   }
 }
 
+// --plot: the serving pictures (tokens/s, latency, KV cache over time) through plot_run.py.
+TEST(LlmCli, PlotDrawsTheServingTimeline) {
+  const std::string d = scratch_dir("llm_plot");
+  const auto r = run_sim("llm gpt2 --hw gpu_h100 --arrival-rate 50 --requests 20 --input 64 --output 4 --max-seqs 4 -q --report '" + d +
+                         "/r.json' --plot '" + d + "/p.png'");
+  if (r.exit_code == 2 && r.output.find("matplotlib") != std::string::npos) GTEST_SKIP() << "no python3-matplotlib";
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(read_text(d + "/p.png").substr(1, 3), "PNG");
+  const auto j = nlohmann::json::parse(read_text(d + "/r.json"));
+  ASSERT_FALSE(j["timeline"].empty());
+  // Every output token is counted once over the timeline's bins.
+  double tokens = 0;
+  const double width_s = (j["timeline"][1]["t_ms"].get<double>() - j["timeline"][0]["t_ms"].get<double>()) / 1000;
+  for (const auto& b : j["timeline"]) tokens += b["output_tokens_per_s"].get<double>() * width_s;
+  EXPECT_NEAR(tokens, 20 * 4, 1e-6);
+}
+
 }  // namespace npusim::test
