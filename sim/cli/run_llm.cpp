@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <iostream>
@@ -24,6 +23,7 @@
 #include "sim/config/system_config.h"
 #include "sim/ir/dtype.h"
 #include "sim/ir/error.h"
+#include "sim/ir/input_file.h"
 #include "sim/llm/serving.h"
 #include "frontends/pipeline/pipeline_reader.h"
 #include "sim/run/device_run.h"
@@ -268,8 +268,8 @@ int run_llm_cmd(const LlmCliOptions& o) {
 // Requests from a CSV trace: a header, then arrival_s,input_tokens,output_tokens per line
 // (arrivals non-decreasing). InputError naming the file and line.
 std::vector<llm::Request> read_trace(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw InputError(path, "", "cannot open the request trace");
+  // A regular file of at most 256 MiB (10^6 requests need far less), read once.
+  std::istringstream f(read_input_file(path, "a request trace (CSV)", uint64_t{256} << 20));
   std::vector<llm::Request> r;
   std::string line;
   int n = 0;
