@@ -443,8 +443,8 @@ int run_continuous(const LlmCliOptions& o, const Setup& su) {
 
 std::function<int()> add_llm_command(CLI::App& app) {
   auto o = std::make_shared<LlmCliOptions>();
-  auto* cmd = app.add_subcommand("llm", "serve a static batch of LLM requests: prefill, then decode steps with a growing KV cache; "
-                                        "TTFT, TPOT, tokens/s (docs/llm.md)");
+  auto* cmd = app.add_subcommand("llm", "serve LLM requests (a static batch, or continuous batching of arrivals): prefill, then "
+                                        "decode steps with a growing KV cache; TTFT, TPOT, tokens/s (docs/llm.md)");
   cmd->add_option("model", o->model, "gpt2*, gpt3*, llama2-7b, llama2-13b, llama2-70b")->required();
   cmd->add_option("--hw", o->hw, "GPU or NPU config, or a system (with --tp / --pp)")->required();
   cmd->add_option("--tp", o->tp, "system: tensor-parallel ranks (llama2*)")->check(CLI::Range(1, 4096))->capture_default_str();
