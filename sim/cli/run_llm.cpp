@@ -48,6 +48,8 @@ struct LlmCliOptions {
   int64_t max_batch_tokens = 8192;
   int max_seqs = 256;
   std::string plot;  // --plot OUT.png: scripts/plot_run.py draws the serving pictures
+  // Pipeline files (a runtime's own prefill and decode passes) instead of a zoo model.
+  std::string prefill_pipeline, decode_pipeline;
 };
 
 // One simulated pass: a prefill (kv_len 0, seq = input) or a decode step (seq 1).
@@ -136,6 +138,7 @@ nlohmann::ordered_json totals_json(const llm::Metrics& m, const Setup& su) {
 }
 
 int run_continuous(const LlmCliOptions& o, const Setup& su);
+int run_pipelines(const LlmCliOptions& o);
 
 std::string fmt(const char* f, double v) {
   char b[64];
@@ -144,6 +147,8 @@ std::string fmt(const char* f, double v) {
 }
 
 int run_llm_cmd(const LlmCliOptions& o) {
+  if (!o.prefill_pipeline.empty() || !o.decode_pipeline.empty()) return run_pipelines(o);
+  if (o.model.empty()) throw InputError("sim llm", "model", "give a zoo model, or --prefill and --decode pipeline files");
   const auto shape = frontends::zoo::transformer_shape(o.model);
   if (!shape || shape->family == "bert")
     throw InputError("sim llm", "model", "'" + o.model + "' is not a decoder LLM of the zoo (gpt2*, gpt3*, llama2*)");
@@ -439,13 +444,87 @@ int run_continuous(const LlmCliOptions& o, const Setup& su) {
   return kOk;
 }
 
+
+// A runtime's own passes (docs/llm.md#pipeline-files): a prefill pipeline and a decode-step
+// pipeline on a system, each simulated once; every decode step is taken to cost the decode
+// pipeline's time (its file fixes one KV length), the batch is the pipelines' own.
+int run_pipelines(const LlmCliOptions& o) {
+  if (o.prefill_pipeline.empty() || o.decode_pipeline.empty())
+    throw InputError("sim llm", o.prefill_pipeline.empty() ? "--prefill" : "--decode", "give both --prefill and --decode pipeline files");
+  if (!o.model.empty()) throw InputError("sim llm", "model", "give a zoo model or pipeline files, not both");
+  if (o.arrival_rate > 0 || !o.trace.empty()) throw InputError("sim llm", "--prefill", "pipeline files serve one static batch (no arrivals)");
+  if (o.output < 1 || o.output > (1 << 20)) throw InputError("sim llm", "--output", "must be in 1..2^20");
+  if (!config::is_system_config(o.hw)) throw InputError(o.hw, "system", "pipeline files run on a system config (docs/system.md)");
+  const config::SystemConfig cfg = config::SystemConfig::load(o.hw);
+  std::vector<std::pair<std::string, ir::System>> files;
+  for (const std::string& f : {o.prefill_pipeline, o.decode_pipeline}) files.push_back({f, frontends::pipeline::read_pipeline(f)});
+  std::vector<run::DeviceRun> runs(2);
+  run::DeviceRunOptions ro;
+  sweep::PoolOptions pool;
+  pool.jobs = 2;
+  std::string failure;
+  sweep::run_forked(
+      2, pool,
+      [&](size_t i) {
+        const run::SystemRun sr = run::simulate_pipeline(files[i].second, cfg, ro);
+        run::DeviceRun r;
+        r.ns = sr.sim.makespan_ns;
+        r.by_class_ns["compute"] = sr.sim.devices.front().busy_ns;
+        r.by_class_ns["communication"] = sr.sim.devices.front().comm_ns;
+        return r.to_text();
+      },
+      [&](const sweep::TaskOutcome& out) {
+        if (!out.ok) {
+          if (failure.empty()) failure = files[out.index].first + ": " + out.payload;
+          return;
+        }
+        runs[out.index] = run::DeviceRun::from_text(out.payload);
+      });
+  if (!failure.empty()) throw InputError("sim llm", "--prefill/--decode", "simulating " + failure);
+  llm::BatchPlan plan;
+  plan.batch = plan.max_batch = plan.per_wave = o.batch;
+  plan.waves = 1;
+  const llm::Metrics m = llm::static_metrics(plan, o.output, runs[0].ns, runs[1].ns * static_cast<double>(o.output - 1));
+  Setup su;
+  su.on_system = true;
+  su.devices = 0;  // the accelerators the prefill pipeline uses
+  for (const ir::SystemDevice& d : files[0].second.devices) su.devices += d.is_cpu() ? 0 : 1;
+  su.devices = std::max(su.devices, 1);
+  nlohmann::ordered_json j;
+  j["workload"] = {{"prefill_pipeline", o.prefill_pipeline}, {"decode_pipeline", o.decode_pipeline}, {"batch", o.batch},
+                   {"output_tokens", o.output}, {"batching", "static"}};
+  j["hardware"] = {{"name", cfg.name}, {"source", cfg.source}, {"devices", su.devices}};
+  j["totals"] = totals_json(m, su);
+  j["latency_ms"] = latency_json(m);
+  j["memory"] = {{"checked", false}};  // the files name no model to size
+  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < 2; ++i) {
+    Pass p{i == 0 ? "prefill" : "decode", 0, 1, runs[i], o.batch};
+    steps.push_back(step_json(p, true));
+    steps.back().erase("tokens");
+    steps.back().erase("kv_len");
+    steps.back()["pipeline"] = files[i].first;
+  }
+  j["steps"] = steps;
+  j["kv_cache_over_time"] = nlohmann::ordered_json::array();
+  if (!o.quiet)
+    std::printf("%s + %s on %s: batch %d, %lld output tokens\nprefill %.1f us, decode step %.1f us\n"
+                "TTFT %.3f ms  TPOT %.3f ms  end-to-end %.3f ms  %.1f output tokens/s\n",
+                o.prefill_pipeline.c_str(), o.decode_pipeline.c_str(), cfg.name.c_str(), o.batch, static_cast<long long>(o.output),
+                runs[0].ns / 1000, runs[1].ns / 1000, m.ttft_mean_ns / 1e6, m.tpot_ns / 1e6, m.e2e_mean_ns / 1e6, m.output_tokens_per_s);
+  if (!o.report.empty()) write_output(o.report, j.dump(2) + "\n");
+  return kOk;
+}
+
 }  // namespace
 
 std::function<int()> add_llm_command(CLI::App& app) {
   auto o = std::make_shared<LlmCliOptions>();
   auto* cmd = app.add_subcommand("llm", "serve LLM requests (a static batch, or continuous batching of arrivals): prefill, then "
                                         "decode steps with a growing KV cache; TTFT, TPOT, tokens/s (docs/llm.md)");
-  cmd->add_option("model", o->model, "gpt2*, gpt3*, llama2-7b, llama2-13b, llama2-70b")->required();
+  cmd->add_option("model", o->model, "gpt2*, gpt3*, llama2-7b, llama2-13b, llama2-70b (or --prefill and --decode pipeline files)");
+  cmd->add_option("--prefill", o->prefill_pipeline, "a runtime's prefill pass as a pipeline file (with --decode, on a system)");
+  cmd->add_option("--decode", o->decode_pipeline, "a runtime's decode-step pipeline file (with --prefill)");
   cmd->add_option("--hw", o->hw, "GPU or NPU config, or a system (with --tp / --pp)")->required();
   cmd->add_option("--tp", o->tp, "system: tensor-parallel ranks (llama2*)")->check(CLI::Range(1, 4096))->capture_default_str();
   cmd->add_option("--pp", o->pp, "system: pipeline stages (llama2*)")->check(CLI::Range(1, 4096))->capture_default_str();

@@ -312,4 +312,22 @@ TEST(LlmCli, PlotDrawsTheServingTimeline) {
   EXPECT_NEAR(tokens, 20 * 4, 1e-6);
 }
 
+// A runtime's own prefill and decode pipelines: TTFT is the prefill's makespan, every decode
+// step the decode pipeline's.
+TEST(LlmCli, ServesFromPrefillAndDecodePipelineFiles) {
+  const std::string d = scratch_dir("llm_pipelines");
+  ASSERT_EQ(run_sim("zoo llama2-7b --tp 2 --layers 2 --seq 64 -o '" + d + "/p.json'").exit_code, 0);
+  ASSERT_EQ(run_sim("zoo llama2-7b --tp 2 --layers 2 --seq 1 --kv-len 64 -o '" + d + "/d.json'").exit_code, 0);
+  const auto r = run_sim("llm --prefill '" + d + "/p.json' --decode '" + d + "/d.json' --hw '" + system("system_8x_h100") +
+                         "' --output 5 -q --report '" + d + "/r.json'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(read_text(d + "/r.json"));
+  const double pre = j["steps"][0]["time_us"].get<double>() / 1000, dec = j["steps"][1]["time_us"].get<double>() / 1000;
+  EXPECT_DOUBLE_EQ(j["totals"]["ttft_ms"].get<double>(), pre);
+  EXPECT_NEAR(j["totals"]["e2e_ms"].get<double>(), pre + 4 * dec, 1e-9);
+  EXPECT_EQ(j["hardware"]["devices"], 2);
+  EXPECT_NE(run_sim("llm --prefill '" + d + "/p.json' --hw '" + system("system_8x_h100") + "'").exit_code, 0);
+  EXPECT_EQ(run_sim("llm --prefill '" + d + "/p.json' --decode '" + d + "/d.json' --hw gpu_h100").exit_code, 2);
+}
+
 }  // namespace npusim::test
