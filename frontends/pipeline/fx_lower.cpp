@@ -38,14 +38,14 @@ std::optional<DType> scalar_type(const Cursor& c) {
   static const std::map<int64_t, DType> by_number = {
       {1, DType::UInt8},   {2, DType::Int8},     {3, DType::Int16},    {4, DType::Int32},
       {5, DType::Int64},   {6, DType::Float16},  {7, DType::Float32},  {8, DType::Float64},
-      {12, DType::Bool},   {13, DType::BFloat16}, {28, DType::Int16},  {29, DType::UInt8},
-      {30, DType::UInt8},  {31, DType::UInt8},   {32, DType::UInt8}};
+      {12, DType::Bool},   {13, DType::BFloat16}, {28, DType::Int16},  {29, DType::Float8E4M3},
+      {30, DType::Float8E5M2}, {31, DType::Float8E4M3}, {32, DType::Float8E5M2}};  // FNUZ variants as the OCP types
   static const std::map<std::string, DType> by_name = {
       {"BYTE", DType::UInt8},      {"CHAR", DType::Int8},     {"SHORT", DType::Int16},
       {"INT", DType::Int32},       {"LONG", DType::Int64},    {"HALF", DType::Float16},
       {"FLOAT", DType::Float32},   {"DOUBLE", DType::Float64}, {"BOOL", DType::Bool},
-      {"BFLOAT16", DType::BFloat16}, {"UINT16", DType::Int16}, {"FLOAT8E4M3FN", DType::UInt8},
-      {"FLOAT8E5M2", DType::UInt8}, {"FLOAT8E4M3FNUZ", DType::UInt8}, {"FLOAT8E5M2FNUZ", DType::UInt8}};
+      {"BFLOAT16", DType::BFloat16}, {"UINT16", DType::Int16}, {"FLOAT8E4M3FN", DType::Float8E4M3},
+      {"FLOAT8E5M2", DType::Float8E5M2}, {"FLOAT8E4M3FNUZ", DType::Float8E4M3}, {"FLOAT8E5M2FNUZ", DType::Float8E5M2}};
   if (c.value().is_string()) {
     std::string s = c.as_string();
     if (s.rfind("torch.", 0) == 0) return ir::parse_dtype(s.substr(6));

@@ -44,8 +44,8 @@ std::optional<int> safetensors_dtype_bytes(const std::string& d) {
 std::optional<ir::DType> safetensors_ir_dtype(const std::string& d) {
   using ir::DType;
   static const std::map<std::string, DType> types = {
-      {"BOOL", DType::Bool},    {"U8", DType::UInt8},      {"I8", DType::Int8},     {"F8_E5M2", DType::UInt8},
-      {"F8_E4M3", DType::UInt8}, {"I16", DType::Int16},    {"U16", DType::Int16},   {"F16", DType::Float16},
+      {"BOOL", DType::Bool},    {"U8", DType::UInt8},      {"I8", DType::Int8},     {"F8_E5M2", DType::Float8E5M2},
+      {"F8_E4M3", DType::Float8E4M3}, {"I16", DType::Int16},    {"U16", DType::Int16},   {"F16", DType::Float16},
       {"BF16", DType::BFloat16}, {"I32", DType::Int32},    {"U32", DType::Int32},   {"F32", DType::Float32},
       {"F64", DType::Float64},  {"I64", DType::Int64},     {"U64", DType::Int64}};
   auto it = types.find(d);

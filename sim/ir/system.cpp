@@ -70,7 +70,7 @@ const std::vector<std::string>& collective_metadata_keys(CollectiveKind k) {
 std::optional<DType> parse_pipeline_dtype(const std::string& s) {
   static const std::map<std::string, DType> names = {
       {"f64", DType::Float64}, {"f32", DType::Float32}, {"f16", DType::Float16}, {"bf16", DType::BFloat16},
-      {"f8", DType::UInt8},    {"bool", DType::Bool},   {"i64", DType::Int64},   {"i32", DType::Int32},
+      {"f8", DType::Float8E4M3}, {"bool", DType::Bool},   {"i64", DType::Int64},   {"i32", DType::Int32},
       {"i16", DType::Int16},   {"i8", DType::Int8},     {"u8", DType::UInt8}};
   auto it = names.find(s);
   if (it != names.end()) return it->second;

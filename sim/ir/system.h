@@ -199,8 +199,8 @@ struct System {
   std::vector<int> group_members(const std::string& group) const;  // communication supertasks of a group, file order
 };
 
-// The pipeline's dtype strings ("f32", "bf16", "u8", "f8"...; also the IR names); f8 reads as a
-// one-byte type.
+// The pipeline's dtype strings ("f32", "bf16", "u8", "f8"...; also the IR names); f8 reads as
+// float8 E4M3 (the spec names no variant; E4M3 is what inference runtimes store).
 std::optional<DType> parse_pipeline_dtype(const std::string& s);
 
 // Resolves every name (devices, tensors, groups), fills the derived fields (producers,

@@ -2,6 +2,8 @@
 // file and the byte offset or the tensor.
 #include <gtest/gtest.h>
 
+#include "sim/ir/system.h"
+
 #include "frontends/pipeline/safetensors.h"
 #include "tests/unit/pipeline/pipeline_test_util.h"
 
@@ -37,8 +39,16 @@ TEST(Safetensors, GoodFile) {
   EXPECT_EQ(f.metadata.at("format"), "pt");
   EXPECT_EQ(read_safetensors_data(f, "b").size(), 6u);
   EXPECT_EQ(safetensors_dtype_bytes("BF16"), 2);
-  EXPECT_EQ(safetensors_ir_dtype("F8_E4M3"), ir::DType::UInt8);
+  EXPECT_EQ(safetensors_ir_dtype("F8_E4M3"), ir::DType::Float8E4M3);
+  EXPECT_EQ(safetensors_ir_dtype("F8_E5M2"), ir::DType::Float8E5M2);
   EXPECT_FALSE(safetensors_dtype_bytes("F4"));
+}
+
+// The spec's "f8" names no variant: E4M3, the one inference runtimes store; one byte either way.
+TEST(PipelineDtypes, F8IsFloat8E4M3) {
+  EXPECT_EQ(ir::parse_pipeline_dtype("f8"), ir::DType::Float8E4M3);
+  EXPECT_EQ(ir::dtype_bytes(*ir::parse_pipeline_dtype("f8")), 1);
+  EXPECT_EQ(ir::parse_pipeline_dtype("u8"), ir::DType::UInt8);
 }
 
 TEST(Safetensors, TheCommittedExampleFilesRead) {
