@@ -73,6 +73,16 @@ struct Setup {
   std::string cap_key;
 };
 
+// One pass as a pipeline on a system: its makespan, and device 0's compute and collectives.
+run::DeviceRun pass_on_system(const ir::System& sys, const config::SystemConfig& cfg, const run::DeviceRunOptions& ro) {
+  const run::SystemRun sr = run::simulate_pipeline(sys, cfg, ro);
+  run::DeviceRun r;
+  r.ns = sr.sim.makespan_ns;
+  r.by_class_ns["compute"] = sr.sim.devices.front().busy_ns;
+  r.by_class_ns["communication"] = sr.sim.devices.front().comm_ns;
+  return r;
+}
+
 // Simulates every pass (a forked child each: SystemC elaborates once per process).
 void simulate_passes(const LlmCliOptions& o, const Setup& su, std::vector<Pass>& passes) {
   run::DeviceRunOptions ro;  // the serving stack: fused kernels, CUDA graphs
@@ -92,12 +102,7 @@ void simulate_passes(const LlmCliOptions& o, const Setup& su, std::vector<Pass>&
         if (!su.on_system) return run::simulate_on_device(frontends::zoo::make_transformer(z), su.hw, ro).to_text();
         const std::string text = frontends::zoo::make_parallel_pipeline(z, o.tp, o.pp).dump();
         const ir::System sys = frontends::pipeline::read_pipeline_text(text, o.model + " tp" + std::to_string(o.tp) + " pp" + std::to_string(o.pp), ".");
-        const run::SystemRun sr = run::simulate_pipeline(sys, *su.sys_cfg, ro);
-        run::DeviceRun r;  // the pass's makespan; device 0's compute and collectives
-        r.ns = sr.sim.makespan_ns;
-        r.by_class_ns["compute"] = sr.sim.devices.front().busy_ns;
-        r.by_class_ns["communication"] = sr.sim.devices.front().comm_ns;
-        return r.to_text();
+        return pass_on_system(sys, *su.sys_cfg, ro).to_text();
       },
       [&](const sweep::TaskOutcome& out) {
         if (!out.ok) {
@@ -466,12 +471,7 @@ int run_pipelines(const LlmCliOptions& o) {
   sweep::run_forked(
       2, pool,
       [&](size_t i) {
-        const run::SystemRun sr = run::simulate_pipeline(files[i].second, cfg, ro);
-        run::DeviceRun r;
-        r.ns = sr.sim.makespan_ns;
-        r.by_class_ns["compute"] = sr.sim.devices.front().busy_ns;
-        r.by_class_ns["communication"] = sr.sim.devices.front().comm_ns;
-        return r.to_text();
+        return pass_on_system(files[i].second, cfg, ro).to_text();
       },
       [&](const sweep::TaskOutcome& out) {
         if (!out.ok) {
