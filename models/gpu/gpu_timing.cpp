@@ -39,6 +39,7 @@ GpuParams GpuParams::read(const config::HwConfig& c) {
   // are rules of the schema (config::key_orders), checked when the config is loaded.
   p.sub_partitions = static_cast<int>(positive(c, "gpu.sub_partitions"));
   p.smem_per_block_bytes = static_cast<int64_t>(positive(c, "gpu.smem_per_block_kib") * 1024);
+  p.smem_per_sm_bytes = static_cast<int64_t>(positive(c, "gpu.smem_per_sm_kib") * 1024);
   p.registers_per_sm_bytes = static_cast<int64_t>(positive(c, "gpu.registers_per_sm_kib") * 1024);
   p.smem_bytes_per_cycle = positive(c, "gpu.smem_bytes_per_cycle");
   auto per_sm_cycle = [&](const std::string& key) { return positive(c, key) * 1e12 / (hz * p.num_sms); };
@@ -186,10 +187,14 @@ MatmulTiming matmul_timing(const GpuParams& p, const MatmulTile& t, int slot_war
   return r;
 }
 
-int64_t matmul_tiles_per_sm(const GpuParams& p, const MatmulTile& t, int warps, int64_t stages, int64_t smem_bytes) {
+int64_t blocks_by_smem(int64_t sm_smem, int64_t block_smem) {
+  return sm_smem / (std::max<int64_t>(0, block_smem) + kSmemReservedPerBlock);
+}
+
+int64_t matmul_tiles_per_sm(const GpuParams& p, const MatmulTile& t, int warps, int64_t stages) {
   const int64_t in_b = gpu::data_type_bytes(t.in_type);
   const int64_t by_warps = p.max_warps_per_block / std::max(1, warps);
-  const int64_t by_smem = smem_bytes / std::max<int64_t>(1, (t.tm + t.tn) * t.tk * in_b * std::max<int64_t>(1, stages));
+  const int64_t by_smem = blocks_by_smem(p.smem_per_sm_bytes, (t.tm + t.tn) * t.tk * in_b * std::max<int64_t>(1, stages));
   // The fp32 accumulators are about two thirds of a GEMM thread's registers (128 of the ~170-230
   // that 128x256 tiles on 8 warps use in CUTLASS / Triton kernels): 1.5 x TM x TN x 4 bytes.
   const int64_t by_regs = p.registers_per_sm_bytes / std::max<int64_t>(1, t.tm * t.tn * 6);

@@ -27,6 +27,7 @@ struct GpuParams {
   int max_warps_per_sm = 64;
   int sub_partitions = 4;
   int64_t smem_per_block_bytes = 227 * 1024;
+  int64_t smem_per_sm_bytes = 228 * 1024;
   int64_t registers_per_sm_bytes = 256 * 1024;
   double clock_mhz = 1830;              // as written (reports print it; periods divide by it)
   double clock_ghz = 1.83;
@@ -98,6 +99,10 @@ inline const std::vector<config::ParamDecl>& GpuParams::params() {
       {"gpu.sub_partitions", T::Int, "4", "",
        "warp schedulers per SM (SIMDs per CU): a slot of w warps gets min(1, w/this) of the SM's math rate", {}, r::count},
       {"gpu.smem_per_block_kib", T::Double, "227", "KiB", "most shared memory one thread block may use (ARK reserves 128 B of it)",
+       {}, r::size},
+      {"gpu.smem_per_sm_kib", T::Double, "228", "KiB",
+       "shared memory of one SM, shared by the thread blocks resident on it (each also takes CUDA's 1 KiB reserve): how "
+       "many matmul and attention tiles run side by side",
        {}, r::size},
       {"gpu.registers_per_sm_kib", T::Double, "256", "KiB",
        "register file of one SM: the fp32 accumulators of the matmul tiles it runs at once must fit (gpu-calibrate occupancy)",
@@ -261,10 +266,19 @@ struct MatmulTiming {
 MatmulTiming matmul_timing(const GpuParams& p, const MatmulTile& t, int slot_warps, int64_t slot_sram,
                            double miss_share = 0);
 
+// CUDA (sm_80 and later) reserves 1 KiB of an SM's shared memory for each resident thread block
+// (cudaDevAttrReservedSharedMemoryPerBlock).
+constexpr int64_t kSmemReservedPerBlock = 1024;
+
+// Thread blocks using `block_smem` bytes of shared memory each that an SM of `sm_smem` bytes
+// holds at once: sm_smem / (block_smem + kSmemReservedPerBlock).
+int64_t blocks_by_smem(int64_t sm_smem, int64_t block_smem);
+
 // Tiles one SM runs at once (at least 1): what its warps (max_warps_per_block / warps), its
-// shared memory (smem_bytes / (stages x stage)) and its register file (registers_per_sm /
-// (1.5 x TM x TN x 4 B): the fp32 accumulators and the registers around them) allow.
-int64_t matmul_tiles_per_sm(const GpuParams& p, const MatmulTile& t, int warps, int64_t stages, int64_t smem_bytes);
+// shared memory (blocks_by_smem(smem_per_sm, stages x stage)) and its register file
+// (registers_per_sm / (1.5 x TM x TN x 4 B): the fp32 accumulators and the registers around
+// them) allow.
+int64_t matmul_tiles_per_sm(const GpuParams& p, const MatmulTile& t, int warps, int64_t stages);
 
 // Waves of `tiles` tiles over `sms` SMs running `per_sm` tiles each at once: ceil(tiles / (sms * per_sm)).
 // Programs of a row-wise kernel (one thread block of `warps` warps per row, as Triton's norm

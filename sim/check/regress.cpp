@@ -154,6 +154,12 @@ std::vector<std::string> diff_reports(const json& expected, const json& actual) 
   return d;
 }
 
+std::vector<std::string> diff_expected_file(const std::string& expected_path, const json& actual) {
+  const json expected = read_json(expected_path);
+  check_expected_report(expected, expected_path);
+  return diff_reports(expected, actual);
+}
+
 int run_regress(const std::string& root, const RegressOptions& o, const SimulateFn& simulate, std::ostream& out) {
   const std::vector<GoldenSet> sets = find_golden_sets(root, o.hw);
   // The stored reports are NPU cycle totals: another device would compare nothing.
@@ -213,9 +219,7 @@ int run_regress(const std::string& root, const RegressOptions& o, const Simulate
       failed = true;
       continue;
     }
-    const json expected = read_json(s.expected_report);
-    check_expected_report(expected, s.expected_report);
-    const std::vector<std::string> diffs = diff_reports(expected, actual);
+    const std::vector<std::string> diffs = diff_expected_file(s.expected_report, actual);
     if (diffs.empty()) {
       out << s.name << ": timing: match (" << int_at(actual, "totals", "npu_cycles") << " NPU cycles, "
           << actual["layers"].size() << " layers)\n";

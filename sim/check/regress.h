@@ -34,6 +34,11 @@ std::vector<GoldenSet> find_golden_sets(const std::string& root, const std::stri
 // cycles by name, layers missing or new); empty when the cycles match exactly.
 std::vector<std::string> diff_reports(const nlohmann::json& expected, const nlohmann::json& actual);
 
+// diff_reports against a stored expected_report.json: the file is read with the depth-checked
+// parse and every field the compare reads is type-checked first. Errors: InputError naming the
+// file and the JSON pointer (e.g. "/layers/3/cycles: expected an integer").
+std::vector<std::string> diff_expected_file(const std::string& expected_path, const nlohmann::json& actual);
+
 // Simulates (ir, hw) and returns the report as JSON text (report::to_json). Runs in a child.
 using SimulateFn = std::function<std::string(const std::string& ir, const std::string& hw)>;
 

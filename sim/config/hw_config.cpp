@@ -263,6 +263,7 @@ std::vector<std::pair<std::string, std::string>> HwConfig::resolved() const {
 const std::vector<KeyOrder>& key_orders() {
   static const std::vector<KeyOrder> rules = {
       {"gpu.max_warps_per_block", "gpu.max_warps_per_sm", "an SM holds at least one whole thread block"},
+      {"gpu.smem_per_block_kib", "gpu.smem_per_sm_kib", "a thread block's shared memory is part of its SM's"},
       {"gpu.l2.latency_ns", "gpu.hbm.latency_ns", "an L2 hit cannot take longer than a miss to HBM"},
       {"npu.pe_array.pe_groups", "npu.pe_array.cols", "the PE columns form the groups"},
   };

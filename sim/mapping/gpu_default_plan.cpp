@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/gpu/gpu_timing.h"
 #include "sim/ir/error.h"
 
 namespace npusim::mapping {
@@ -209,7 +210,7 @@ void place_single_op(gpu::Program& p, gpu::Op op, int num_sms, int64_t slots, in
 
 }  // namespace
 
-gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t smem_limit) {
+gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t sm_smem_bytes) {
   if (num_sms <= 0 || s.warps <= 0 || s.m <= 0 || s.n <= 0 || s.k <= 0)
     throw InternalError("single_matmul_plan: bad spec");
   gpu::Program p;
@@ -256,7 +257,7 @@ gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t sm
   op.config.num_tasks = ceil_div(s.m, s.tm) * ceil_div(s.n, s.tn) * split * batch;
   const int wpp = s.slots > 0 ? static_cast<int>(s.slots) * s.warps : std::max(s.warps, s.warps_per_processor);
   int64_t slots = wpp / s.warps;
-  if (s.sram_bytes > 0) slots = std::min<int64_t>(slots, smem_limit / s.sram_bytes);
+  if (s.sram_bytes > 0) slots = std::min<int64_t>(slots, models::blocks_by_smem(sm_smem_bytes, s.sram_bytes));
   if (s.stream_k) {
     if (split > 1) throw InternalError("single_matmul_plan: stream-K with split-K");
     // One worker per slot of every SM (fewer when there are fewer K steps than that).

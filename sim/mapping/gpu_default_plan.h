@@ -24,7 +24,8 @@ gpu::Program default_plan(const gpu::Model& m, int num_sms, const std::string& a
 
 // A plan with one Matmul C[M,N] = A[M,K] x B[K,N] (row-major, fresh buffers): one task per
 // TM x TN tile over [0, min(num_sms, tasks)) processors; NumWarpsPerProcessor warps per
-// processor hold as many slots of `warps` warps as sram_bytes allows within smem_limit.
+// processor hold as many slots of `warps` warps as sram_bytes allows in the SM's shared memory
+// (models::blocks_by_smem of sm_smem_bytes).
 // Used by `sim gpu-calibrate` to stand in for a library GEMM.
 struct MatmulPlanSpec {
   int64_t m = 0, n = 0, k = 0;
@@ -34,7 +35,7 @@ struct MatmulPlanSpec {
   int stages = 3;              // pipeline depth the slot's SRAM holds (sram_bytes = stages x stage)
   int64_t sram_bytes = 147456;
   int warps_per_processor = 8;
-  int64_t slots = 0;           // tiles per processor at once; 0: as many as warps and smem_limit allow
+  int64_t slots = 0;           // tiles per processor at once; 0: as many as warps and shared memory allow
   int64_t a_rows = 0;          // rows of A in memory (0: m); fewer for an implicit GEMM, whose A is its input
   int64_t group_m = 1;         // tile order: 1 row-major (ARK), G: G tile rows walked column by column (Triton)
   bool warp_mma = false;       // the kernel uses warp-level mma.sync (not Hopper's warpgroup MMA)
@@ -52,7 +53,7 @@ struct MatmulPlanSpec {
   // heads; tile tm queries x tk keys. Tensors: Q, K, V read, O written.
   bool attention = false, causal = false, softmax_overlap = false;
 };
-gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t smem_limit);
+gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t sm_smem_bytes);
 
 // A plan with one fused row-wise kernel over an M x N problem, launched the way Triton's norm
 // and activation kernels are (Liger's layer_norm, rms_norm, swiglu...): one program of `warps`

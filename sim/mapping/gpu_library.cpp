@@ -117,8 +117,8 @@ std::optional<gpu::Program> gemm_plan(const GemmProblem& g, MatmulPlanSpec s, co
   // Occupancy: as many tiles per SM as its warps, shared memory and registers hold.
   models::MatmulTile tile;
   tile.tm = s.tm, tile.tn = s.tn, tile.tk = s.tk, tile.in_type = g.dtype;
-  s.slots = models::matmul_tiles_per_sm(p, tile, s.warps, s.stages, limit);
-  return single_matmul_plan(s, p.num_sms, limit);
+  s.slots = models::matmul_tiles_per_sm(p, tile, s.warps, s.stages);
+  return single_matmul_plan(s, p.num_sms, p.smem_per_sm_bytes);
 }
 
 // ---- row-wise, streaming and attention kernels ----
@@ -250,12 +250,13 @@ std::vector<KernelCandidate> attention_candidates(const AttentionProblem& a, con
     // Q tile + two stages of K and V slices.
     s.sram_bytes = (t.tm * a.d + 2 * 2 * t.tk * a.d) * gpu::data_type_bytes(a.dtype);
     if (s.sram_bytes > smem_limit(p)) continue;
-    s.slots = std::max<int64_t>(1, std::min<int64_t>(p.max_warps_per_block / t.warps, smem_limit(p) / s.sram_bytes));
+    s.slots = std::max<int64_t>(
+        1, std::min<int64_t>(p.max_warps_per_block / t.warps, models::blocks_by_smem(p.smem_per_sm_bytes, s.sram_bytes)));
     s.warps_per_processor = static_cast<int>(s.slots) * t.warps;
     std::string name = "flash " + std::to_string(t.tm) + "x" + std::to_string(t.tk) + ":" + std::to_string(t.warps) +
                        (hopper ? " (FA3)" : " (FA2)");
     if (splits > 1) name += " split-KV " + std::to_string(splits);
-    out.push_back({name, single_matmul_plan(s, p.num_sms, smem_limit(p))});
+    out.push_back({name, single_matmul_plan(s, p.num_sms, p.smem_per_sm_bytes)});
   }
   return out;  // empty: no tile of this head dim fits the shared memory
 }

@@ -168,6 +168,7 @@ TEST_P(GpuKey, ChangesTheSimulatedTimeTheWayTheHardwareWould) {
   const std::string a = args(c.workload, d);
   std::string extra;
   if (c.key == "gpu.l2.size_mib") extra = " --set gpu.l2.bandwidth_gbps=100000";
+  if (c.key == "gpu.smem_per_sm_kib") extra = " --set gpu.smem_per_block_kib=99";  // a block fits its SM
   const double slow = simulate(a, "--set " + c.key + "=" + c.slow + extra, d);
   const double fast = simulate(a, "--set " + c.key + "=" + c.fast + extra, d);
   EXPECT_GT(slow, 0);
@@ -185,7 +186,9 @@ const std::vector<KeyCase> kCases = {
     // 1-warp programs of tiny rows are latency-bound: 32 vs 62 (registers) of them per SM at once.
     {"gpu.max_warps_per_sm", "32", "64", "ops:16896:32:1"},
     {"gpu.sub_partitions", "8", "4", "cal:1024:1024:1024:128x128x64:4:3"},  // 4 warps on 8 schedulers: half rate
-    {"gpu.smem_per_block_kib", "100", "227", "cal:4096:4096:4096:64x64x64:4:3"},  // 2 vs 4 tiles per SM
+    {"gpu.smem_per_block_kib", "100", "227", "mm4096"},  // the 128x256 tiles (144 KiB) do not fit at 100
+    // 3 stages of 64x64x64 fp16 (48 KiB + the 1 KiB reserve): 2 vs 4 tiles per SM.
+    {"gpu.smem_per_sm_kib", "100", "228", "cal:4096:4096:4096:64x64x64:4:3"},
     {"gpu.registers_per_sm_kib", "128", "256", "cal:4096:4096:4096:128x128x64:4:3"},  // 1 vs 2 tiles per SM
     // Warp-level MMA reads each warp's operand slices (2 x 4 warps: 128 KiB a K step, 4096
     // cycles at 32 B/cycle, above the 2560 of math); wgmma would read them once per warpgroup.
@@ -274,6 +277,11 @@ TEST(GpuKeys, RulesBetweenKeysNameBothKeysAndWhereEachWasSet) {
   EXPECT_NE(r.output.find("gpu.max_warps_per_block = 128 (--set"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("exceeds gpu.max_warps_per_sm = 64 ("), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("gpu_h100.yaml: gpu.max_warps_per_sm (line"), std::string::npos) << r.output;
+  // issue 28: 500 KiB for one block is more than the H100 SM's 228 KiB.
+  r = run_sim(a + " " + hw() + " -q --set gpu.smem_per_block_kib=500");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("gpu.smem_per_block_kib = 500 (--set"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("exceeds gpu.smem_per_sm_kib = 228 ("), std::string::npos) << r.output;
   r = run_sim(a + " -q --set npu.pe_array.pe_groups=1000");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("exceeds npu.pe_array.cols"), std::string::npos) << r.output;

@@ -103,23 +103,28 @@ TEST(GpuTileModel, AClusterReadsItsSharedSlicesFromTheL2Once) {
 }
 
 TEST(GpuTileModel, SharedMemoryPerStageTimesStagesLimitsOccupancy) {
-  const models::GpuParams p = test::round_gpu_params();
-  const int64_t smem = 227 * 1024 - 128;  // what an ARK block may use on an H100
-  // 128x128x64: 32 KiB per stage. 3 stages = 96 KiB: two tiles fit (registers: 256 KiB /
-  // (1.5 x 128 x 128 x 4 B) = 2; warps: 32 / 4 = 8).
+  models::GpuParams p = test::round_gpu_params();
+  p.smem_per_sm_bytes = 228 * 1024;  // an H100 SM; each resident block also takes 1 KiB
+  // 128x128x64: 32 KiB per stage. 3 stages = 96 KiB: two tiles fit (233472 / 99328 = 2.35;
+  // registers: 256 KiB / (1.5 x 128 x 128 x 4 B) = 2; warps: 32 / 4 = 8).
   const models::MatmulTile t = tile(128, 128, 64, 4096);
-  EXPECT_EQ(models::matmul_tiles_per_sm(p, t, 4, 3, smem), 2);
+  EXPECT_EQ(models::matmul_tiles_per_sm(p, t, 4, 3), 2);
   // 4 stages = 128 KiB: one tile only.
-  EXPECT_EQ(models::matmul_tiles_per_sm(p, t, 4, 4, smem), 1);
-  // 64x64x64: 16 KiB per stage; 3 stages: 4 tiles by shared memory (registers allow 10, warps 8).
+  EXPECT_EQ(models::matmul_tiles_per_sm(p, t, 4, 4), 1);
+  // 64x64x64: 16 KiB per stage; 3 stages: 233472 / 50176 = 4.65, 4 tiles by shared memory
+  // (registers allow 10, warps 8).
   const models::MatmulTile s = tile(64, 64, 64, 4096);
-  EXPECT_EQ(models::matmul_tiles_per_sm(p, s, 4, 3, smem), 4);
-  EXPECT_EQ(models::matmul_tiles_per_sm(p, s, 4, 6, smem), 2);
+  EXPECT_EQ(models::matmul_tiles_per_sm(p, s, 4, 3), 4);
+  EXPECT_EQ(models::matmul_tiles_per_sm(p, s, 4, 6), 2);
+  // 2 stages = 32 KiB: 233472 / 33792 = 6.9, so 6; without the per-block reserve it would be 7.
+  EXPECT_EQ(models::matmul_tiles_per_sm(p, s, 4, 2), 6);
+  EXPECT_EQ(models::blocks_by_smem(228 * 1024, 32 * 1024), 6);
   // 8 warps each: the block's 32 warps hold 4; a 128x256 tile's accumulators alone fill the registers.
-  EXPECT_EQ(models::matmul_tiles_per_sm(p, s, 8, 2, smem), 4);
-  EXPECT_EQ(models::matmul_tiles_per_sm(p, tile(128, 256, 32, 4096), 8, 2, smem), 1);
+  EXPECT_EQ(models::matmul_tiles_per_sm(p, s, 8, 2), 4);
+  EXPECT_EQ(models::matmul_tiles_per_sm(p, tile(128, 256, 32, 4096), 8, 2), 1);
   // Never below one (a plan that does not fit is refused elsewhere).
-  EXPECT_EQ(models::matmul_tiles_per_sm(p, t, 4, 3, 1024), 1);
+  p.smem_per_sm_bytes = 1024;
+  EXPECT_EQ(models::matmul_tiles_per_sm(p, t, 4, 3), 1);
 }
 
 TEST(GpuTileModel, WaveQuantisationOverSms) {
