@@ -1,6 +1,7 @@
 // Hardware descriptions (sim/config): the YAML text, then `--set` overrides. Input: the YAML,
 // optionally followed by a line "#--set" and one KEY=VALUE per line. The same file is also
-// read as a multi-device system description (sim/config/system_config).
+// read as a multi-device system description with the same overrides (sim/config/system_config:
+// system.* keys and device keys).
 #include <sstream>
 #include <vector>
 
@@ -20,6 +21,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const std::string path = fuzz::write_scratch("hw.yaml", text);
   fuzz::expect_input_errors_only([&] { (void)config::HwConfig::load(path, sets); });
-  fuzz::expect_input_errors_only([&] { (void)config::SystemConfig::load(path); });
+  fuzz::expect_input_errors_only([&] { (void)config::SystemConfig::load(path, sets); });
   return 0;
 }

@@ -54,6 +54,9 @@ def hw_yaml():
     put("hw_yaml", "system.yaml", "name: sys\nsystem:\n  devices:\n    - npu\n    - {config: npu, count: 2}\n"
         "  link:\n    topology: ring\n    bandwidth_gbps: 50\n    latency_us: 1\n"
         "  collectives:\n    all_reduce: tree\n")
+    put("hw_yaml", "system_with_set.yaml", "name: sys\nsystem:\n  devices:\n    - npu\n    - gpu_h100\n"
+        "  link:\n    topology: switch\n    bandwidth_gbps: 50\n#--set\n"
+        "system.link.bandwidth_gbps=100\nsystem.collectives.all_reduce=ring\ngpu.hbm.bandwidth_gbps=1000\n")
 
 
 def npy_header(descr, shape, fortran=False, version=1):

@@ -28,6 +28,7 @@ struct CollectiveCliOptions {
   double min_bytes = 0, max_bytes = 0, factor = 2;
   double host_us = 0;  // --host-us: one thread launching for every rank (nccl-tests -g N)
   std::string algo, protocol, json;
+  std::vector<std::string> sets;  // --set: system.* keys and device keys (SystemConfig::load)
 };
 
 // nccl-tests' bus bandwidth factor (doc/PERFORMANCE.md): what a ring moves per byte.
@@ -62,7 +63,7 @@ int run_collective_cmd(const CollectiveCliOptions& o) {
     throw InputError("sim collective", o.kind, "not a collective; one of: all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, gather, send");
   if (!config::is_system_config(o.hw))
     throw InputError(o.hw, "system", "not a system description (a YAML file with a `system:` section, docs/system.md)");
-  config::SystemConfig cfg = config::SystemConfig::load(o.hw);
+  config::SystemConfig cfg = config::SystemConfig::load(o.hw, o.sets);
   if (!o.algo.empty() && o.algo != "auto") {
     auto a = models::parse_algo(o.algo);
     if (!a) throw InputError("sim collective", "--algo", "'" + o.algo + "' is not one of: auto, ring, tree, direct, pairwise, nvls");
@@ -130,6 +131,7 @@ std::function<int()> add_collective_command(CLI::App& app) {
                                            "nccl-tests -g N runs (an iteration takes at least this long; default 0: kernel time)")
       ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--json", o->json, "also write the rows as JSON");
+  cmd->add_option("--set", o->sets, "override a system key (system.link.bandwidth_gbps=450) or every device's key (repeatable)");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
     return run_collective_cmd(*o);

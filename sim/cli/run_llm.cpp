@@ -165,8 +165,7 @@ int run_llm_cmd(const LlmCliOptions& o) {
   // A system: the model as a tp x pp pipeline (docs/system.md#zoo-pipelines) on its devices.
   su.on_system = config::is_system_config(o.hw);
   if (su.on_system) {
-    if (!o.sets.empty()) throw InputError("sim llm", "--set", "--set applies to a device config; edit the system's device configs");
-    su.sys_cfg = config::SystemConfig::load(o.hw);
+    su.sys_cfg = config::SystemConfig::load(o.hw, o.sets);
     if (int64_t{o.tp} * o.pp > static_cast<int64_t>(su.sys_cfg->devices.size()))
       throw InputError(o.hw, "system.devices", "--tp " + std::to_string(o.tp) + " x --pp " + std::to_string(o.pp) + " devices, but the system has " +
                                                    std::to_string(su.sys_cfg->devices.size()));
@@ -460,7 +459,7 @@ int run_pipelines(const LlmCliOptions& o) {
   if (o.arrival_rate > 0 || !o.trace.empty()) throw InputError("sim llm", "--prefill", "pipeline files serve one static batch (no arrivals)");
   if (o.output < 1 || o.output > (1 << 20)) throw InputError("sim llm", "--output", "must be in 1..2^20");
   if (!config::is_system_config(o.hw)) throw InputError(o.hw, "system", "pipeline files run on a system config (docs/system.md)");
-  const config::SystemConfig cfg = config::SystemConfig::load(o.hw);
+  const config::SystemConfig cfg = config::SystemConfig::load(o.hw, o.sets);
   std::vector<std::pair<std::string, ir::System>> files;
   for (const std::string& f : {o.prefill_pipeline, o.decode_pipeline}) files.push_back({f, frontends::pipeline::read_pipeline(f)});
   std::vector<run::DeviceRun> runs(2);

@@ -14,7 +14,7 @@ int run_system(const ir::System& sys, const RunOptions& o) {
   if (!config::is_system_config(o.hw))
     throw InputError(o.hw, "", "a pipeline runs on a system: give --hw a YAML with a `system:` section (docs/system.md), "
                                "e.g. configs/system_2x_npu.yaml");
-  const config::SystemConfig cfg = config::SystemConfig::load(o.hw);
+  const config::SystemConfig cfg = config::SystemConfig::load(o.hw, o.sets);
   run::DeviceRunOptions ro;
   ro.library = library_options(o);
   ro.ark_plan = o.gpu_plan == "ark";

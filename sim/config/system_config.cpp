@@ -4,6 +4,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -53,7 +54,29 @@ void only_keys(const YAML::Node& n, const std::string& file, const std::string& 
   }
 }
 
+// The keys of one section of `system:` (the part after "system.<section>.").
+std::vector<std::string> keys_under(const std::string& section) {
+  std::vector<std::string> out;
+  const std::string prefix = "system." + section + ".";
+  for (const std::string& k : system_keys())
+    if (k.rfind(prefix, 0) == 0) out.push_back(k.substr(prefix.size()));
+  return out;
+}
+
 }  // namespace
+
+const std::vector<std::string>& system_keys() {
+  static const std::vector<std::string> keys = {
+      "system.link.topology", "system.link.bandwidth_gbps", "system.link.latency_us", "system.link.efficiency",
+      "system.link.switch_reduction", "system.nodes.devices_per_node", "system.nodes.nic_bandwidth_gbps",
+      "system.nodes.nic_latency_us", "system.nodes.nic_efficiency", "system.collectives.model",
+      "system.collectives.generation", "system.collectives.protocol", "system.collectives.channels",
+      "system.collectives.ring_fill_mib", "system.collectives.nvls_fill_mib", "system.collectives.all_reduce",
+      "system.collectives.all_gather", "system.collectives.reduce_scatter", "system.collectives.all_to_all",
+      "system.collectives.broadcast", "system.collectives.reduce", "system.collectives.gather",
+      "system.host.bandwidth_gbps", "system.host.op_overhead_us"};
+  return keys;
+}
 
 std::optional<models::CollectiveAlgo> SystemConfig::forced_algorithm(const std::string& kind) const {
   auto it = algorithms.find(kind);
@@ -82,22 +105,61 @@ bool is_system_config(const std::string& path) {
   return root.IsMap() && root["system"];
 }
 
-static SystemConfig load_resolved(const std::string& source);
+struct Overrides {
+  std::vector<std::pair<std::string, std::string>> system;  // (system key, value)
+  std::vector<std::string> device;                          // KEY=VALUE of device keys
+};
 
-SystemConfig SystemConfig::load(const std::string& value) {
+static SystemConfig load_resolved(const std::string& source, const Overrides& o);
+
+SystemConfig SystemConfig::load(const std::string& value, const std::vector<std::string>& overrides) {
   const std::string source = resolve_hw(value);
+  Overrides o;
+  for (const std::string& text : overrides) {
+    const auto eq = text.find('=');
+    if (eq == std::string::npos || eq == 0) throw InputError("--set", text, "expected path.to.key=value");
+    const std::string key = text.substr(0, eq);
+    if (key.rfind("system.", 0) != 0) {
+      if (!find_param(key))
+        throw InputError("--set", key, "is neither a system key nor a device key (did you mean '" + closest_param(key) + "'?)");
+      o.device.push_back(text);
+      continue;
+    }
+    if (std::find(system_keys().begin(), system_keys().end(), key) == system_keys().end()) {
+      std::string list;
+      for (const auto& k : system_keys()) list += (list.empty() ? "" : ", ") + k;
+      throw InputError("--set", key, "not a system key; valid: " + list);
+    }
+    o.system.emplace_back(key, text.substr(eq + 1));
+  }
   try {
-    return load_resolved(source);
+    return load_resolved(source, o);
   } catch (const YAML::Exception& e) {  // as<>() of a mapping or list where a value belongs
     throw InputError(source, "line " + std::to_string(e.mark.line + 1) + ", column " + std::to_string(e.mark.column + 1),
                      "expected a single value here (" + e.msg + ")");
+  } catch (const InputError& e) {
+    // A value given with --set has no line in the file: name the option, not the file.
+    for (const auto& [key, v] : o.system)
+      if (e.file() == source && e.where() == key) throw InputError("--set", key, e.detail());
+    throw;
   }
 }
 
-static SystemConfig load_resolved(const std::string& source) {
+static SystemConfig load_resolved(const std::string& source, const Overrides& o) {
   SystemConfig c;
   c.source = source;
-  const YAML::Node root = load_yaml(c.source);
+  YAML::Node root = load_yaml(c.source);
+  // --set system.SECTION.KEY=VALUE: the value as if the file held it (checked below as such).
+  for (const auto& [key, value] : o.system) {
+    const auto dot = key.find('.', 7);
+    if (!root.IsMap() || !root["system"] || !root["system"].IsMap()) break;  // reported below
+    YAML::Node sys = root["system"];
+    YAML::Node section = sys[key.substr(7, dot - 7)];
+    if (section && !section.IsMap()) break;  // reported below
+    // A fresh node (no line in the file): its errors then name --set, not the file's line.
+    if (section) section.remove(key.substr(dot + 1));
+    sys[key.substr(7, dot - 7)][key.substr(dot + 1)] = value;
+  }
   only_keys(root, c.source, "", {"name", "system"});
   c.name = root["name"] ? root["name"].as<std::string>() : std::filesystem::path(c.source).stem().string();
   const YAML::Node sys = root["system"];
@@ -126,13 +188,25 @@ static SystemConfig load_resolved(const std::string& source) {
     HwConfig hw;
     try {
       hw = HwConfig::load(path);
+      // Device keys given with --set: to the devices whose kind has them.
+      std::vector<std::string> mine;
+      for (const std::string& t : o.device)
+        if (param_applies(t.substr(0, t.find('=')), hw.get_string("device"))) mine.push_back(t);
+      if (!mine.empty()) hw = HwConfig::load(path, mine);
     } catch (const InputError& e) {
+      if (e.file() == "--set") throw;
       throw InputError(c.source, at(d, where), "device config: " + std::string(e.what()));
     }
     for (int64_t k = 0; k < count; ++k) {
       if (c.devices.size() >= 4096) throw InputError(c.source, at(d, where), "more than 4096 devices");
       c.devices.push_back({"dev" + std::to_string(c.devices.size()), cfg, hw, hw.get_string("device") == "gpu"});
     }
+  }
+  for (const std::string& t : o.device) {
+    const std::string key = t.substr(0, t.find('='));
+    if (std::none_of(c.devices.begin(), c.devices.end(),
+                     [&](const SystemDeviceConfig& d) { return param_applies(key, d.hw.get_string("device")); }))
+      throw InputError("--set", key, "applies to none of the system's devices");
   }
   auto fraction = [&](const YAML::Node& n, const std::string& path) {
     double v = 0;
@@ -152,7 +226,7 @@ static SystemConfig load_resolved(const std::string& source) {
   };
   double link_efficiency = 1;
   if (const YAML::Node l = sys["link"]) {
-    only_keys(l, c.source, "system.link", {"topology", "bandwidth_gbps", "latency_us", "efficiency", "switch_reduction"});
+    only_keys(l, c.source, "system.link", keys_under("link"));
     if (l["topology"]) {
       const std::string t = l["topology"].as<std::string>();
       if (t == "fully_connected") c.network.topology = models::Topology::FullyConnected;
@@ -172,7 +246,7 @@ static SystemConfig load_resolved(const std::string& source) {
   }
   c.network.bytes_per_ns *= link_efficiency;
   if (const YAML::Node nd = sys["nodes"]) {
-    only_keys(nd, c.source, "system.nodes", {"devices_per_node", "nic_bandwidth_gbps", "nic_latency_us", "nic_efficiency"});
+    only_keys(nd, c.source, "system.nodes", keys_under("nodes"));
     if (!nd["devices_per_node"]) throw InputError(c.source, at(nd, "system.nodes"), "missing key 'devices_per_node'");
     const double k = positive(nd["devices_per_node"], c.source, "system.nodes.devices_per_node", 4096);
     if (k != std::floor(k) || static_cast<size_t>(k) > c.devices.size() || c.devices.size() % static_cast<size_t>(k) != 0)
@@ -186,8 +260,7 @@ static SystemConfig load_resolved(const std::string& source) {
     c.network.nic_bytes_per_ns *= eff;
   }
   if (const YAML::Node co = sys["collectives"]) {
-    only_keys(co, c.source, "system.collectives", {"model", "generation", "protocol", "channels", "ring_fill_mib", "nvls_fill_mib", "all_reduce",
-                                                   "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "gather"});
+    only_keys(co, c.source, "system.collectives", keys_under("collectives"));
     const std::string model = co["model"] ? co["model"].as<std::string>() : "plain";
     if (model != "plain" && model != "nccl")
       throw InputError(c.source, at(co["model"], "system.collectives.model"), "'" + model + "' is not one of: plain, nccl");
@@ -239,7 +312,7 @@ static SystemConfig load_resolved(const std::string& source) {
     }
   }
   if (const YAML::Node h = sys["host"]) {
-    only_keys(h, c.source, "system.host", {"bandwidth_gbps", "op_overhead_us"});
+    only_keys(h, c.source, "system.host", keys_under("host"));
     if (h["bandwidth_gbps"]) c.host_bytes_per_ns = positive(h["bandwidth_gbps"], c.source, "system.host.bandwidth_gbps", 1e6);
     if (h["op_overhead_us"]) c.host_overhead_ns = positive(h["op_overhead_us"], c.source, "system.host.op_overhead_us", 1e6) * 1000;
   }

@@ -41,8 +41,15 @@ struct SystemConfig {
   models::CollectiveAlgo algorithm(const std::string& kind) const;
   std::optional<models::CollectiveAlgo> forced_algorithm(const std::string& kind) const;
 
-  static SystemConfig load(const std::string& path);
+  // overrides: `--set KEY=VALUE` texts. A `system.*` key (system_keys()) replaces that value of
+  // the file, checked as the file's own would be; any other key is a device key and applies to
+  // every device whose kind has it (a GPU key to the GPUs). Errors name --set and the key.
+  static SystemConfig load(const std::string& path, const std::vector<std::string>& overrides = {});
 };
+
+// The keys under `system:` that hold one value (docs/system.md#config): system.link.*,
+// system.nodes.*, system.collectives.*, system.host.*. system.devices is a list, not among them.
+const std::vector<std::string>& system_keys();
 
 // True when the file (after --hw name resolution) has a top-level `system:` key.
 bool is_system_config(const std::string& path);

@@ -6,6 +6,7 @@
 #include "sim/mapping/tiling.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -134,8 +135,11 @@ class Mapper {
       const int64_t capacity = seg.act_bytes > 0 ? seg.act_bytes : m_p.l2_act_bytes;
       keep_outputs = boundary + peak <= capacity;
     }
+    size_t before_second_group = 0;
     for (int64_t g = 0; g < groups; ++g) {
       const int64_t nb = std::min(seg.group, batch - g * seg.group);
+      if (g == 1) before_second_group = m_prog.commands.size();
+      if (g == 2) refuse_projected(groups, m_prog.commands.size() - before_second_group, seg.first);
       for (size_t i = seg.first; i < seg.first + seg.count; ++i) {
         Layer l = m_graph.layers[i];
         const std::string orig = l.name;
@@ -227,10 +231,28 @@ class Mapper {
     }
   }
 
+  // Each command costs about this much here, in the engine's timings and in the unit queues
+  // (an estimate; checked as the program grows, so a workload beyond the budget stops early).
+  static constexpr int64_t kBytesPerCommand = static_cast<int64_t>(sizeof(Command) + sizeof(CommandTiming)) + 128;
+
+  // After two batch groups of a run: every later full group maps to as many commands as the
+  // second (same shapes; the first also loads the run's weights), so the program will have at
+  // least commands so far + per_group x (groups - 3) (the last group may be partial). Beyond the
+  // budget, refuse now rather than after mapping millions of commands.
+  void refuse_projected(int64_t groups, size_t per_group, size_t first_layer) {
+    const int64_t later = std::max<int64_t>(0, groups - 3);
+    const double projected = static_cast<double>(m_prog.commands.size()) + static_cast<double>(per_group) * later;
+    if (projected * kBytesPerCommand <= static_cast<double>(m_max_bytes)) return;
+    char need[32];
+    std::snprintf(need, sizeof need, "%.0f", projected * kBytesPerCommand / (1 << 20));
+    throw InputError("--max-memory", m_graph.layers[first_layer].name,
+                     "mapping " + m_graph.name + " needs at least " + need + " MiB, more than " +
+                         std::to_string(m_max_bytes >> 20) + " MiB: " + std::to_string(groups) + " batch groups of " +
+                         std::to_string(per_group) + " commands each (projected after 2 groups): raise --max-memory " +
+                         "(MiB) or run a smaller batch");
+  }
+
   int add(Command c) {
-    // Each command costs about this much here, in the engine's timings and in the unit queues
-    // (an estimate; checked as the program grows, so a workload beyond the budget stops early).
-    constexpr int64_t kBytesPerCommand = static_cast<int64_t>(sizeof(Command) + sizeof(CommandTiming)) + 128;
     if (static_cast<int64_t>(m_prog.commands.size() + 1) * kBytesPerCommand > m_max_bytes)
       throw InputError("--max-memory", c.label,
                        "mapping " + m_graph.name + " needs more than " + std::to_string(m_max_bytes >> 20) +

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <fstream>
+#include <functional>
 #include <set>
 
 #include "tests/integration/test_util.h"
@@ -107,6 +109,34 @@ TEST(NpuSim, AMappingBeyondMaxMemoryIsRefused) {
   EXPECT_NE(r.output.find("more than 4 MiB"), std::string::npos) << r.output;
   EXPECT_EQ(run_sim("--ir '" + ir + "' -q --max-memory 0").exit_code, 2);
   EXPECT_EQ(run_sim("--ir '" + ir + "' -q --max-memory 64").exit_code, 0);
+}
+
+// issue 28: ResNet-50 at batch 2^20 is refused after its first two batch groups, from the
+// projection (not after mapping up to the budget), naming the option and the group count.
+TEST(NpuSim, AHugeBatchIsRefusedFromItsFirstGroups) {
+  const std::string d = scratch_dir("npu_huge_batch");
+  // The zoo stops at 65,536 images: write batch 3, then make every shape's batch 2^20 (no
+  // channel count of ResNet-50 is 3 in the first place of a shape).
+  ASSERT_EQ(run_sim("zoo resnet50 --batch 3 -o '" + d + "/r50_b3.json'").exit_code, 0);
+  nlohmann::json ir = nlohmann::json::parse(read_text(d + "/r50_b3.json"));
+  std::function<void(nlohmann::json&)> widen = [&](nlohmann::json& o) {
+    if (!o.is_structured()) return;
+    for (auto it = o.begin(); it != o.end(); ++it) {
+      if (o.is_object() && it.key().size() >= 5 && it.key().substr(it.key().size() - 5) == "shape" && it->is_array()) {
+        for (auto& shape : *it)
+          if (shape.is_array() && !shape.empty() && shape[0] == 3) shape[0] = 1048576;
+      } else {
+        widen(*it);
+      }
+    }
+  };
+  widen(ir);
+  std::ofstream(d + "/r50.json") << ir.dump();
+  const auto r = run_sim("--ir '" + d + "/r50.json' -q");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--max-memory"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("projected after 2 groups"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("more than 8192 MiB"), std::string::npos) << r.output;
 }
 
 TEST(NpuSim, TotalsGrowWithBatch) {

@@ -49,6 +49,39 @@ TEST(SystemCli, PipelineNeedsASystemAndASystemNeedsAPipeline) {
   EXPECT_NE(r.output.find("the system has 2"), std::string::npos) << r.output;
 }
 
+// --set on a system: system.* keys as if the file held them, device keys on every device that has
+// them; each moves the makespan the way the hardware would; bad ones name --set and the key.
+TEST(SystemCli, SetOverridesSystemKeysAndDeviceKeys) {
+  const std::string d = scratch_dir("sys_set");
+  auto makespan = [&](const std::string& set) {
+    const auto r = run_sim("--ir '" + pipeline("tp2_mlp") + "' --hw '" + system("system_8x_h100") + "' -q --report '" + d +
+                           "/r.json'" + (set.empty() ? "" : " --set " + set));
+    EXPECT_EQ(r.exit_code, 0) << set << ": " << r.output;
+    return nlohmann::json::parse(read_text(d + "/r.json"))["totals"]["makespan_us"].get<double>();
+  };
+  const double base = makespan("");
+  EXPECT_GT(makespan("system.link.bandwidth_gbps=50"), base);   // the all-reduce on slower links
+  EXPECT_GT(makespan("gpu.hbm.bandwidth_gbps=1"), base);        // the GPUs' compute
+  EXPECT_DOUBLE_EQ(makespan("system.link.bandwidth_gbps=450"), base);  // the file's own value
+  for (const auto& [set, says] : std::vector<std::pair<std::string, std::string>>{
+           {"system.link.bandwdth=3", "--set: system.link.bandwdth: not a system key"},
+           {"system.link.bandwidth_gbps=-1", "--set: system.link.bandwidth_gbps: system.link.bandwidth_gbps = -1"},
+           {"system.link.topology=mesh", "--set: system.link.topology: 'mesh' is not one of"},
+           {"npu.pe_array.rows=8", "--set: npu.pe_array.rows: applies to none of the system's devices"},
+           {"gpu.hbm.bandwidth_gbps=0", "--set: gpu.hbm.bandwidth_gbps"},
+           {"gpu.hbm.bandwdth=1", "is neither a system key nor a device key"}}) {
+    const auto r = run_sim("--ir '" + pipeline("tp2_mlp") + "' --hw '" + system("system_8x_h100") + "' -q --set " + set);
+    EXPECT_EQ(r.exit_code, 2) << set << ": " << r.output;
+    EXPECT_NE(r.output.find(says), std::string::npos) << set << ": " << r.output;
+  }
+  // sim collective takes them too: half the link bandwidth, a slower large all_reduce.
+  const auto full = run_sim("collective all_reduce --hw '" + system("system_8x_a100") + "' --sizes 1073741824");
+  const auto half = run_sim("collective all_reduce --hw '" + system("system_8x_a100") + "' --sizes 1073741824 --set "
+                            "system.link.bandwidth_gbps=150");
+  ASSERT_EQ(half.exit_code, 0) << half.output;
+  EXPECT_NE(full.output, half.output);
+}
+
 }  // namespace
 // `sim collective`: every shipped system answers an all_reduce sweep; the plan the tuner picks
 // changes with size as NCCL's does; bad requests exit 2 naming the option or the file and key.
