@@ -1,6 +1,7 @@
 #include "sim/check/regress.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -85,13 +86,17 @@ std::string change(const std::string& what, long long e, long long a) {
   return what + ": " + std::to_string(e) + " -> " + std::to_string(a) + " (" + signed_str(a - e) + pct + ")";
 }
 
+// The totals compared, when the expected report has them: an NPU report's cycle counts, or a
+// GPU report's cycles at its clock (a GPU report has no npu_cycles).
+constexpr const char* kTotalKeys[] = {"npu_cycles", "host_cycles", "cycles"};
+
 // The fields diff_reports reads, with the types it reads them as: anything else in a stored
 // report is a file error naming the JSON pointer, not an exception from deep in the compare.
 void check_expected_report(const json& j, const std::string& path) {
   if (!j.is_object()) throw InputError(path, "", "expected the JSON object of a `sim --report` file");
   if (j.contains("totals")) {
     if (!j["totals"].is_object()) throw InputError(path, "/totals", "expected an object");
-    for (const char* k : {"npu_cycles", "host_cycles"})
+    for (const char* k : kTotalKeys)
       if (j["totals"].contains(k) && !j["totals"][k].is_number_integer())
         throw InputError(path, std::string("/totals/") + k, "expected an integer, got " + j["totals"][k].dump());
   }
@@ -104,6 +109,8 @@ void check_expected_report(const json& j, const std::string& path) {
     if (l.contains("name") && !l["name"].is_string()) throw InputError(path, at + "/name", "expected a string");
     if (l.contains("cycles") && !l["cycles"].is_number_integer())
       throw InputError(path, at + "/cycles", "expected an integer, got " + l["cycles"].dump());
+    if (l.contains("time_us") && !l["time_us"].is_number())
+      throw InputError(path, at + "/time_us", "expected a number, got " + l["time_us"].dump());
   }
 }
 
@@ -130,16 +137,32 @@ std::vector<GoldenSet> find_golden_sets(const std::string& root, const std::stri
 
 std::vector<std::string> diff_reports(const json& expected, const json& actual) {
   std::vector<std::string> d;
-  for (const char* k : {"npu_cycles", "host_cycles"}) {
-    const long long e = int_at(expected, "totals", k), a = int_at(actual, "totals", k);
-    if (e != a) d.push_back(change(std::string("totals.") + k, e, a));
+  const bool npu = int_at(expected, "totals", "npu_cycles") >= 0;
+  if (npu != (int_at(actual, "totals", "npu_cycles") >= 0)) {
+    d.push_back(std::string("device: the expected report is ") + (npu ? "an NPU's" : "a GPU's") + ", the simulation " +
+                (npu ? "a GPU's" : "an NPU's") + " (another --hw than the baseline's?)");
+    return d;
   }
+  for (const char* k : kTotalKeys) {
+    if (npu && std::string(k) == "cycles") continue;  // an NPU's cycles are its npu_cycles
+    const long long e = int_at(expected, "totals", k), a = int_at(actual, "totals", k);
+    if (e != a && (e >= 0 || std::string(k) != "cycles")) d.push_back(change(std::string("totals.") + k, e, a));
+  }
+  // Per layer: cycles (NPU layers), or time in ns (GPU kernels, which repeat names: the n-th
+  // kernel of a name is "name (n)").
   auto cycles_by_name = [](const json& r) {
     std::vector<std::pair<std::string, long long>> v;
+    std::map<std::string, int> seen;
     if (r.contains("layers") && r["layers"].is_array())
       for (const auto& l : r["layers"])
-        if (l.contains("name") && l["name"].is_string())
-          v.emplace_back(l["name"].get<std::string>(), l.value("cycles", -1LL));
+        if (l.contains("name") && l["name"].is_string()) {
+          std::string name = l["name"].get<std::string>();
+          if (const int n = ++seen[name]; n > 1) name += " (" + std::to_string(n) + ")";
+          long long value = l.value("cycles", -1LL);
+          if (!l.contains("cycles") && l.contains("time_us") && l["time_us"].is_number())
+            value = std::llround(l["time_us"].get<double>() * 1000);
+          v.emplace_back(name, value);
+        }
     return v;
   };
   const auto ev = cycles_by_name(expected), av = cycles_by_name(actual);
@@ -147,7 +170,7 @@ std::vector<std::string> diff_reports(const json& expected, const json& actual) 
   for (const auto& [name, e] : ev) {
     auto it = am.find(name);
     if (it == am.end()) d.push_back("layer " + name + ": missing from the new report");
-    else if (it->second != e) d.push_back(change("layer " + name + " cycles", e, it->second));
+    else if (it->second != e) d.push_back(change("layer " + name + (npu ? " cycles" : " ns"), e, it->second));
   }
   for (const auto& [name, a] : av)
     if (!em.count(name)) d.push_back("layer " + name + ": not in the expected report (" + std::to_string(a) + " cycles)");
@@ -162,15 +185,11 @@ std::vector<std::string> diff_expected_file(const std::string& expected_path, co
 
 int run_regress(const std::string& root, const RegressOptions& o, const SimulateFn& simulate, std::ostream& out) {
   const std::vector<GoldenSet> sets = find_golden_sets(root, o.hw);
-  // The stored reports are NPU cycle totals: another device would compare nothing.
-  for (const GoldenSet& s : sets) {
+  // A set's timing is one device's report (NPU cycles, or a GPU's kernels); a system runs
+  // pipelines, which golden sets are not.
+  for (const GoldenSet& s : sets)
     if (config::is_system_config(s.hw))
-      throw InputError(s.hw, "system", "regress re-checks NPU golden sets; give an NPU config, not a system");
-    const std::string device = config::HwConfig::load(s.hw).get_string("device");
-    if (device != "npu")
-      throw InputError(s.hw, "device", "is " + device + ": regress compares NPU cycle totals (docs/golden.md); give an "
-                                       "NPU config");
-  }
+      throw InputError(s.hw, "system", "regress re-checks one device's golden sets; give an NPU or GPU config, not a system");
   bool failed = false;
   // Numerics in this process (no SystemC here).
   for (const GoldenSet& s : sets) {
@@ -204,13 +223,16 @@ int run_regress(const std::string& root, const RegressOptions& o, const Simulate
     } catch (const json::exception& e) {
       throw InternalError("regress: the simulation of " + s.ir + " returned no JSON report: " + e.what());
     }
-    actual["hardware"]["source"] = s.hw_label;  // the same bytes wherever the repository lives
+    // The same bytes wherever the repository lives: the config and workload as meta.json names them.
+    actual[actual.contains("hw") ? "hw" : "hardware"]["source"] = s.hw_label;
+    if (actual.contains("hw")) actual["workload"] = s.name;
     if (o.update) {
       std::ofstream f(s.expected_report, std::ios::binary);
       f << actual.dump(2) << "\n";
       if (!f) throw InputError(s.expected_report, "", "cannot write");
-      out << s.name << ": timing: wrote " << s.expected_report << " (" << int_at(actual, "totals", "npu_cycles")
-          << " NPU cycles)\n";
+      const bool gpu = int_at(actual, "totals", "npu_cycles") < 0;
+      out << s.name << ": timing: wrote " << s.expected_report << " ("
+          << int_at(actual, "totals", gpu ? "cycles" : "npu_cycles") << (gpu ? " GPU cycles)\n" : " NPU cycles)\n");
       continue;
     }
     std::error_code ec;
@@ -221,8 +243,9 @@ int run_regress(const std::string& root, const RegressOptions& o, const Simulate
     }
     const std::vector<std::string> diffs = diff_expected_file(s.expected_report, actual);
     if (diffs.empty()) {
-      out << s.name << ": timing: match (" << int_at(actual, "totals", "npu_cycles") << " NPU cycles, "
-          << actual["layers"].size() << " layers)\n";
+      const bool gpu = int_at(actual, "totals", "npu_cycles") < 0;
+      out << s.name << ": timing: match (" << int_at(actual, "totals", gpu ? "cycles" : "npu_cycles")
+          << (gpu ? " GPU cycles, " : " NPU cycles, ") << actual["layers"].size() << (gpu ? " kernels)\n" : " layers)\n");
     } else {
       out << s.name << ": timing: " << diffs.size() << " difference(s) from " << s.expected_report << "\n";
       for (const auto& d : diffs) out << "  " << d << "\n";

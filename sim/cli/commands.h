@@ -1,6 +1,8 @@
 // The `sim` command's subcommands. main.cpp parses options (CLI11 lives only there) and calls
 // these; each returns the process exit code (docs/exit_codes.md) or throws a typed error.
 #pragma once
+#include <nlohmann/json.hpp>
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -9,6 +11,7 @@ namespace CLI { class App; }
 namespace npusim::ir { struct Graph; struct System; }
 namespace npusim::config { class HwConfig; }
 namespace npusim::mapping { struct LibraryOptions; }
+namespace npusim::report { struct LibraryReport; }
 
 namespace npusim::cli {
 
@@ -35,6 +38,11 @@ int run_npu(const RunOptions& o);
 void write_output(const std::string& path, const std::string& text);
 // `sim --ir PIPELINE --hw SYSTEM` (run_system.cpp, docs/system.md): a multi-device pipeline.
 int run_system(const ir::System& sys, const RunOptions& o);
+// A workload on a GPU config through the library plan with o's plan options (fusion, launch,
+// row kernels, TF32): one simulation, so once per process.
+report::LibraryReport simulate_library_report(const ir::Graph& g, const config::HwConfig& cfg, const RunOptions& o);
+// One point of a system sweep (sweep::SimulateSystemFn): the pipeline on hw with the overrides.
+nlohmann::ordered_json simulate_system_point(const ir::System& sys, const std::string& hw, const std::vector<std::string>& overrides);
 // `sim --ir X` with a config whose `device` is gpu (run_gpu.cpp): the workload as library kernels
 // (docs/gpu_library.md), or with --gpu-plan ark lowered to ARK's op set and planned by
 // ARK's DefaultPlanner, simulated on the GPU model (docs/gpu.md).

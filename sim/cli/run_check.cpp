@@ -16,6 +16,7 @@
 #include "sim/config/hw_config.h"
 #include "sim/engine/npu_engine.h"
 #include "sim/mapping/mapper.h"
+#include "sim/report/gpu_library_report.h"
 #include "sim/report/report.h"
 
 namespace npusim::cli {
@@ -65,6 +66,8 @@ struct RegressCliOptions {
 std::string simulate_report(const std::string& ir_path, const std::string& hw) {
   const ir::Graph g = frontends::read_workload(ir_path);
   const config::HwConfig cfg = config::HwConfig::load(hw, {});
+  // A GPU set: the library plan as `sim --ir` runs it by default (fusion on, graph launch).
+  if (cfg.get_string("device") == "gpu") return report::library_to_json(simulate_library_report(g, cfg, {})).dump(2);
   const mapping::NpuParams params = mapping::NpuParams::read(cfg);  // once per run
   const mapping::Program prog = mapping::map_graph(g, cfg, params);
   const engine::SimResult sim = engine::simulate_npu(prog, params);  // once per (child) process

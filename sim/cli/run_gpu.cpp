@@ -425,6 +425,13 @@ mapping::LibraryOptions library_options(const RunOptions& o) {
   return l;
 }
 
+report::LibraryReport simulate_library_report(const ir::Graph& g, const config::HwConfig& cfg, const RunOptions& o) {
+  const models::GpuParams params = models::GpuParams::read(cfg);
+  mapping::require_gpu_dtypes(g, params, cfg.source());
+  const engine::LibraryRun run = engine::simulate_library(mapping::library_plan(g, params, library_options(o)), params);
+  return report::build_library_report(g.source, run.plan, run.chosen, run.sims, run.timeline, cfg, params, run.distinct);
+}
+
 int run_gpu_workload(const ir::Graph& g, const config::HwConfig& cfg, const RunOptions& o) {
   const models::GpuParams params = models::GpuParams::read(cfg);
   mapping::require_gpu_dtypes(g, params, cfg.source());
@@ -434,9 +441,7 @@ int run_gpu_workload(const ir::Graph& g, const config::HwConfig& cfg, const RunO
     const std::vector<gpu::Program> plans{mapping::default_plan(low.model, params.num_sms, params.arch)};
     return simulate_and_report(o, plans, cfg, params, g.source + " (lowered to ARK ops, default plan)", &low.ir_op);
   }
-  const engine::LibraryRun run = engine::simulate_library(mapping::library_plan(g, params, library_options(o)), params);
-  const report::LibraryReport rep = report::build_library_report(g.source, run.plan, run.chosen, run.sims, run.timeline,
-                                                                  cfg, params, run.distinct);
+  const report::LibraryReport rep = simulate_library_report(g, cfg, o);
   if (!o.quiet) std::cout << report::format_library_table(rep);
   if (!o.report_json.empty()) write_output(o.report_json, report::library_to_json(rep).dump(2) + "\n");
   if (!o.csv.empty()) write_output(o.csv, report::library_to_csv(rep));

@@ -50,13 +50,7 @@ struct SweepCliOptions {
 // One point in a worker process: the config's own device. A GPU runs the library plan with its
 // defaults (fusion on, graph launch), as `sim --ir` does.
 nlohmann::ordered_json simulate(const ir::Graph& g, const config::HwConfig& cfg) {
-  if (cfg.get_string("device") == "gpu") {
-    const models::GpuParams params = models::GpuParams::read(cfg);
-    mapping::require_gpu_dtypes(g, params, cfg.source());
-    const engine::LibraryRun run = engine::simulate_library(mapping::library_plan(g, params, library_options({})), params);
-    return report::library_sweep_metrics(report::build_library_report(g.source, run.plan, run.chosen, run.sims,
-                                                                       run.timeline, cfg, params, run.distinct));
-  }
+  if (cfg.get_string("device") == "gpu") return report::library_sweep_metrics(simulate_library_report(g, cfg, {}));
   const mapping::NpuParams params = mapping::NpuParams::read(cfg);  // once per run
   const mapping::Program prog = mapping::map_graph(g, cfg, params);
   const engine::SimResult sim = engine::simulate_npu(prog, params);  // once per (worker) process
@@ -96,7 +90,7 @@ int run_sweep(const SweepCliOptions& o) {
   r.quiet = o.quiet;
   r.tty = ::isatty(STDERR_FILENO) != 0;
   r.timeout_s = o.timeout_s;
-  return sweep::run_sweep(spec.get(), r, simulate, std::cerr);
+  return sweep::run_sweep(spec.get(), r, simulate, std::cerr, simulate_system_point);
 }
 
 }  // namespace
@@ -166,6 +160,9 @@ std::function<int()> add_sweep_command(CLI::App& app) {
       if (device == "gpu") {  // the NPU's default objectives name NPU columns
         if (rep->get_option("--best")->count() == 0) ro.best = {"time_ms", "max:tflops", "hbm_bytes"};
         if (rep->get_option("--pareto")->count() == 0) ro.pareto = {"cycles", "num_sms"};
+      } else if (device == "system") {
+        if (rep->get_option("--best")->count() == 0) ro.best = {"time_ms", "comm_wait_us", "link_bytes"};
+        if (rep->get_option("--pareto")->count() == 0) ro.pareto = {"time_ms", "devices"};
       }
       std::cout << sweep::sweep_report(rows, keys, ro);
       return kOk;

@@ -164,6 +164,12 @@ static SystemConfig load_resolved(const std::string& source, const Overrides& o)
   c.name = root["name"] ? root["name"].as<std::string>() : std::filesystem::path(c.source).stem().string();
   const YAML::Node sys = root["system"];
   only_keys(sys, c.source, "system", {"devices", "link", "nodes", "collectives", "host"});
+  for (const std::string& key : system_keys()) {
+    const auto dot = key.find('.', 7);
+    const YAML::Node section = sys[key.substr(7, dot - 7)];
+    if (section && section.IsMap() && section[key.substr(dot + 1)] && section[key.substr(dot + 1)].IsScalar())
+      c.values[key] = section[key.substr(dot + 1)].Scalar();
+  }
   // devices: a list of configs (file or shipped name), each optionally {config: X, count: N}.
   const YAML::Node devs = sys["devices"];
   if (!devs || !devs.IsSequence() || devs.size() == 0)

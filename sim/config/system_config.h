@@ -38,6 +38,7 @@ struct SystemConfig {
   bool switch_reduction = false;  // system.link.switch_reduction: the switch reduces (NVLS)
   double host_bytes_per_ns = 10;     // cpu supertasks: bytes moved at this rate...
   double host_overhead_ns = 5000;    // ...plus this per supertask
+  std::map<std::string, std::string> values;  // text of each system key the file sets (with --set)
   models::CollectiveAlgo algorithm(const std::string& kind) const;
   std::optional<models::CollectiveAlgo> forced_algorithm(const std::string& kind) const;
 

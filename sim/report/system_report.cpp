@@ -3,6 +3,7 @@
 #include "sim/report/format.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -109,6 +110,43 @@ nlohmann::json system_to_json(const SystemReport& r) {
   nlohmann::json path = nlohmann::json::array();
   for (int t : m.critical_path) path.push_back(s.supertasks[static_cast<size_t>(t)].id);
   j["critical_path"] = path;
+  return j;
+}
+
+const std::vector<std::string>& system_sweep_fields() {
+  static const std::vector<std::string> f = {"time_ms", "makespan_us", "busy_us", "comm_us", "comm_wait_us",
+                                             "mem_stall_us", "link_bytes", "devices"};
+  return f;
+}
+
+nlohmann::ordered_json system_sweep_metrics(const SystemReport& r) {
+  const engine::SystemSimResult& m = *r.sim;
+  // Rounded to the picosecond so that rows compare as text (sums of doubles).
+  auto ps = [](double ns) { return std::round(ns * 1000) / 1e6; };
+  double busy = 0, comm = 0, wait = 0, stall = 0, link_bytes = 0;
+  int devices = 0;
+  for (const auto& d : m.devices) {
+    if (d.name.rfind("host:", 0) == 0) continue;
+    busy += d.busy_ns, comm += d.comm_ns, wait += d.comm_wait_ns, stall += d.mem_stall_ns, ++devices;
+  }
+  for (const auto& l : m.links) link_bytes += l.bytes;
+  nlohmann::ordered_json j;
+  j["time_ms"] = std::round(m.makespan_ns) / 1e6;
+  j["makespan_us"] = ps(m.makespan_ns);
+  j["busy_us"] = ps(busy);
+  j["comm_us"] = ps(comm);
+  j["comm_wait_us"] = ps(wait);
+  j["mem_stall_us"] = ps(stall);
+  j["link_bytes"] = static_cast<int64_t>(std::llround(link_bytes));
+  j["devices"] = devices;
+  nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+  for (int t : r.sys->order) {
+    const auto& st = r.sys->supertasks[static_cast<size_t>(t)];
+    const auto& tt = m.tasks[static_cast<size_t>(t)];
+    layers.push_back({{"name", st.id}, {"op", kind_of(st)}, {"device", r.lane_of_task[static_cast<size_t>(t)]},
+                      {"time_us", ps(tt.end_ns - tt.start_ns)}});
+  }
+  j["layers"] = layers;
   return j;
 }
 

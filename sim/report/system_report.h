@@ -26,4 +26,9 @@ nlohmann::json system_to_json(const SystemReport& r);
 std::string system_to_csv(const SystemReport& r);
 nlohmann::json system_chrome_trace(const SystemReport& r);
 
+// A system sweep's row (docs/sweeps.md#systems): the columns, in order, and one run's values
+// with its supertasks as "layers" (name, op = kind, device, time_us).
+const std::vector<std::string>& system_sweep_fields();
+nlohmann::ordered_json system_sweep_metrics(const SystemReport& r);
+
 }  // namespace npusim::report

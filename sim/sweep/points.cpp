@@ -3,6 +3,10 @@
 #include <cstdlib>
 #include <map>
 
+#include <algorithm>
+#include <functional>
+
+#include "sim/config/system_config.h"
 #include "sim/ir/error.h"
 #include "sim/sweep/expr.h"
 
@@ -18,8 +22,8 @@ namespace {
 
 constexpr int64_t kMaxGrid = 10'000'000;
 
-ExprValue typed(const config::ParamDecl& d, const std::string& text) {
-  switch (d.type) {
+ExprValue typed(config::ParamType type, const std::string& text) {
+  switch (type) {
     case config::ParamType::String: return ExprValue::str(text);
     case config::ParamType::Bool:
       return ExprValue::num(text == "true" || text == "True" || text == "1" || text == "yes" ? 1 : 0);
@@ -27,29 +31,39 @@ ExprValue typed(const config::ParamDecl& d, const std::string& text) {
   }
 }
 
-}  // namespace
+// A key's type and its base value (text); nullopt: not a key of the sweep's hardware.
+struct KeyInfo {
+  config::ParamType type = config::ParamType::Double;
+  std::string base;
+};
+using KeyInfoFn = std::function<std::optional<KeyInfo>(const std::string&)>;
+// Applies key=value to the base hardware; an InputError when the value is refused.
+using ProbeFn = std::function<void(const std::string& key, const std::string& value)>;
 
-Expansion expand(const SweepSpec& spec, const config::HwConfig& base) {
+Expansion expand_with(const SweepSpec& spec, const KeyInfoFn& info, const ProbeFn& probe) {
   const std::vector<std::string> keys = spec.axis_keys();
   // Values: each one once against the schema, so a typo fails before anything runs.
   for (const auto& a : spec.axes)
     for (const auto& step : a.values)
       for (size_t k = 0; k < a.keys.size(); ++k) {
-        config::HwConfig probe = base;
         try {
-          probe.set(a.keys[k] + "=" + step[k]);
+          probe(a.keys[k], step[k]);
         } catch (const InputError& e) {
           throw InputError(spec.source, a.where, (a.keys.size() > 1 ? a.keys[k] + ": " : "") + e.detail());
         }
       }
 
   std::vector<Expr> constraints;
+  std::map<std::string, KeyInfo> infos;
   for (size_t i = 0; i < spec.constraints.size(); ++i) {
     const std::string where = i < spec.constraint_where.size() ? spec.constraint_where[i] : "constraints";
     constraints.push_back(Expr::parse(spec.constraints[i], spec.source, where));
-    for (const auto& n : constraints.back().names())
-      if (!config::find_param(n))
+    for (const auto& n : constraints.back().names()) {
+      const std::optional<KeyInfo> ki = info(n);
+      if (!ki)
         throw InputError(spec.source, where, "'" + n + "' is not a config key (did you mean '" + config::closest_param(n) + "'?)");
+      infos[n] = *ki;
+    }
   }
 
   Expansion ex;
@@ -64,8 +78,7 @@ Expansion expand(const SweepSpec& spec, const config::HwConfig& base) {
   std::map<std::string, ExprValue> base_values;
   std::map<std::string, size_t> key_index;
   for (size_t i = 0; i < keys.size(); ++i) key_index[keys[i]] = i;
-  for (const auto& c : constraints)
-    for (const auto& n : c.names()) base_values[n] = typed(*config::find_param(n), base.get_string(n));
+  for (const auto& [n, ki] : infos) base_values[n] = typed(ki.type, ki.base);
 
   std::vector<size_t> idx(spec.axes.size(), 0);
   Point p;
@@ -75,7 +88,7 @@ Expansion expand(const SweepSpec& spec, const config::HwConfig& base) {
       for (const auto& v : spec.axes[a].values[idx[a]]) p.values.push_back(v);
     auto lookup = [&](const std::string& n) {
       auto it = key_index.find(n);
-      return it == key_index.end() ? base_values.at(n) : typed(*config::find_param(n), p.values[it->second]);
+      return it == key_index.end() ? base_values.at(n) : typed(infos.at(n).type, p.values[it->second]);
     };
     bool keep = true;
     for (const auto& c : constraints)
@@ -96,6 +109,74 @@ Expansion expand(const SweepSpec& spec, const config::HwConfig& base) {
     }
   }
   return ex;
+}
+
+}  // namespace
+
+Expansion expand(const SweepSpec& spec, const config::HwConfig& base) {
+  return expand_with(
+      spec,
+      [&](const std::string& n) -> std::optional<KeyInfo> {
+        const config::ParamDecl* d = config::find_param(n);
+        if (!d) return std::nullopt;
+        return KeyInfo{d->type, base.get_string(n)};
+      },
+      [&](const std::string& k, const std::string& v) {
+        config::HwConfig probe = base;
+        probe.set(k + "=" + v);
+      });
+}
+
+SweepBase resolve_base(const SweepSpec& spec) {
+  for (const std::string& k : spec.axis_keys())
+    if (k == "device") throw InputError(spec.source, "axes", "device is not a sweep axis: sweep the keys of one device's config");
+  SweepBase b;
+  if (!config::is_system_config(spec.hw)) {
+    const config::HwConfig base = config::HwConfig::load(spec.hw);
+    for (const std::string& k : spec.axis_keys())
+      if (k.rfind("system.", 0) == 0)
+        throw InputError(spec.source, "axes", k + ": system keys need a system config as hw (docs/system.md#config)");
+    b.device = base.get_string("device");
+    b.expansion = expand(spec, base);
+    b.fingerprint = fingerprint(spec, base.resolved());
+    return b;
+  }
+  // A system: system.* keys with the file's values; device keys with the first device that has them.
+  const config::SystemConfig sys = config::SystemConfig::load(spec.hw);
+  auto is_system_key = [](const std::string& n) {
+    return std::find(config::system_keys().begin(), config::system_keys().end(), n) != config::system_keys().end();
+  };
+  b.device = "system";
+  b.expansion = expand_with(
+      spec,
+      [&](const std::string& n) -> std::optional<KeyInfo> {
+        if (is_system_key(n)) {
+          const auto it = sys.values.find(n);
+          if (it == sys.values.end() && std::find(spec.axis_keys().begin(), spec.axis_keys().end(), n) == spec.axis_keys().end())
+            throw InputError(spec.source, "constraints", n + " is not set in " + sys.source + ": sweep it, or set it there");
+          const bool text = n.find("bandwidth") == std::string::npos && n.find("latency") == std::string::npos &&
+                            n.find("efficiency") == std::string::npos && n.find("_mib") == std::string::npos &&
+                            n.find("devices_per_node") == std::string::npos && n.find("channels") == std::string::npos &&
+                            n.find("overhead") == std::string::npos;
+          return KeyInfo{n == "system.link.switch_reduction" ? config::ParamType::Bool
+                         : text                              ? config::ParamType::String
+                                                             : config::ParamType::Double,
+                         it == sys.values.end() ? "" : it->second};
+        }
+        const config::ParamDecl* d = config::find_param(n);
+        if (!d) return std::nullopt;
+        for (const auto& dev : sys.devices)
+          if (config::param_applies(n, dev.hw.get_string("device"))) return KeyInfo{d->type, dev.hw.get_string(n)};
+        return std::nullopt;
+      },
+      [&](const std::string& k, const std::string& v) { (void)config::SystemConfig::load(spec.hw, {k + "=" + v}); });
+  std::vector<std::pair<std::string, std::string>> resolved(sys.values.begin(), sys.values.end());
+  for (const auto& d : sys.devices) {
+    resolved.emplace_back(d.name, d.source);
+    for (const auto& [k, v] : d.hw.resolved()) resolved.emplace_back(d.name + "." + k, v);
+  }
+  b.fingerprint = fingerprint(spec, resolved);
+  return b;
 }
 
 Shard Shard::parse(const std::string& text) {

@@ -29,6 +29,18 @@ struct Expansion {
 // keys that are not swept.
 Expansion expand(const SweepSpec& spec, const config::HwConfig& base);
 
+// What a sweep runs on, resolved from its base hardware description: the device whose metric
+// columns the files hold ("npu", "gpu", or "system" for a system config, whose axes may be
+// system.* keys and device keys: sim/config/system_config.h), the points and the fingerprint.
+// InputErrors name the sweep file and the axis or constraint (a system key on a device config,
+// `device` as an axis, a value the config refuses).
+struct SweepBase {
+  std::string device;
+  Expansion expansion;
+  std::string fingerprint;
+};
+SweepBase resolve_base(const SweepSpec& spec);
+
 // --shard i/N: the i-th (0-based) of N disjoint slices; point p belongs to shard p % N.
 struct Shard {
   int index = 0, count = 1;

@@ -15,6 +15,7 @@
 
 #include "sim/ir/error.h"
 #include "sim/report/gpu_library_report.h"
+#include "sim/report/system_report.h"
 
 namespace npusim::sweep {
 
@@ -31,6 +32,7 @@ const std::vector<std::string>& metric_columns(const std::string& device) {
     return names;
   }();
   if (device == "gpu") return gpu;
+  if (device == "system") return report::system_sweep_fields();
   if (device != "npu") throw InternalError("metric_columns: device " + device);
   return npu;
 }

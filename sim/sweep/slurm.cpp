@@ -217,10 +217,10 @@ int submit_sweep(const SweepSpec* given, const SubmitOptions& o, std::ostream& o
   else if (old) spec = spec_from_json(old->spec, record_path(dir));
   else throw InputError(dir, "", "nothing was submitted here: give the sweep file");
 
-  const config::HwConfig base = config::HwConfig::load(spec.hw);
-  const Expansion ex = expand(spec, base);
+  const SweepBase base = resolve_base(spec);
+  const Expansion& ex = base.expansion;
   if (ex.points.empty()) throw InputError(spec.source, "constraints", "no point left to run");
-  const std::string fp = fingerprint(spec, base);
+  const std::string& fp = base.fingerprint;
   const int points = static_cast<int>(ex.points.size());
   int n = 0;
   if (old) {

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "frontends/frontend_ir/frontend_ir_reader.h"
+#include "frontends/pipeline/pipeline_reader.h"
 #include "frontends/registry/registry.h"
 #include "frontends/zoo/zoo.h"
 #include "sim/config/system_config.h"
@@ -71,7 +72,8 @@ void drop_failed(const std::string& journal_path) {
 
 }  // namespace
 
-int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn& simulate, std::ostream& log) {
+int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn& simulate, std::ostream& log,
+              const SimulateSystemFn& simulate_system) {
   if (o.out_dir.empty()) throw InputError("--out", "", "name an output directory");
   std::error_code ec;
   fs::create_directories(o.out_dir, ec);
@@ -88,17 +90,14 @@ int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn
     throw InputError(o.out_dir, "", "no sweep to resume here (no manifest.json): give the sweep file too");
   const SweepSpec spec = given ? *given : old.spec;
 
-  if (config::is_system_config(spec.hw))
-    throw InputError(spec.hw, "system", "a sweep runs one device's config (NPU or GPU); system configs (system.*) "
-                                        "are not sweepable");
-  const config::HwConfig base = config::HwConfig::load(spec.hw);
-  // Every point runs the base config's device, whose metric columns the files hold.
-  const std::string device = base.get_string("device");
-  const Expansion ex = expand(spec, base);
+  // Every point runs the base config's device (or system), whose metric columns the files hold.
+  const SweepBase base = resolve_base(spec);
+  const std::string& device = base.device;
+  const Expansion& ex = base.expansion;
   const std::vector<std::string> keys = spec.axis_keys();
-  for (const std::string& k : keys)
-    if (k == "device") throw InputError(spec.hw, "device", "is not a sweep axis: sweep the keys of one device's config");
-  Manifest m = make_manifest(spec, fingerprint(spec, base), o.shard, ex);
+  const bool on_system = device == "system";
+  if (on_system && !simulate_system) throw InternalError("run_sweep: a system sweep without a system simulation");
+  Manifest m = make_manifest(spec, base.fingerprint, o.shard, ex);
   m.device = device;
   if (have_manifest) {
     if (old.fingerprint != m.fingerprint)
@@ -140,10 +139,19 @@ int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn
 
   // Parse every workload once, before the directory is claimed; forked workers inherit them.
   std::vector<ir::Graph> graphs;
+  std::vector<ir::System> systems;
   if (!jobs.empty())
     for (const auto& w : spec.workloads) {
       try {
-        graphs.push_back(load_workload(w));
+        if (!on_system) {
+          graphs.push_back(load_workload(w));
+        } else {
+          if (w.path.empty() || !frontends::pipeline::sniff_pipeline_file(w.path))
+            throw InputError(w.path.empty() ? "zoo" : w.path, "",
+                             "a system sweep runs multi-device pipeline files (docs/system.md); give one device's config "
+                             "to sweep a single-device workload");
+          systems.push_back(frontends::pipeline::read_pipeline(w.path));
+        }
       } catch (const InputError& e) {  // say which entry of the sweep it was
         throw InputError(spec.source, w.where.empty() ? "workload " + w.name : w.where, e.what());
       }
@@ -158,6 +166,7 @@ int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn
     Progress progress(log, o.tty && !o.quiet, shard_rows, shard_rows - jobs.size());
     auto child = [&](size_t i) {
       const Job& j = jobs[i];
+      if (on_system) return simulate_system(systems[j.workload], spec.hw, j.point->overrides(keys)).dump();
       const config::HwConfig cfg = config::HwConfig::load(spec.hw, j.point->overrides(keys));
       return simulate(graphs[j.workload], cfg).dump();
     };

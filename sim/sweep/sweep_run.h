@@ -10,6 +10,7 @@
 
 #include "sim/config/hw_config.h"
 #include "sim/ir/graph.h"
+#include "sim/ir/system.h"
 #include "sim/report/report.h"
 #include "sim/sweep/points.h"
 #include "sim/sweep/sweep_spec.h"
@@ -30,14 +31,20 @@ struct SweepRunOptions {
 // One simulation: called in a worker process, at most once per process. Returns the row's
 // metrics: the metric columns of the config's device (sim/sweep/results.h) and "layers".
 using SimulateFn = std::function<nlohmann::ordered_json(const ir::Graph&, const config::HwConfig&)>;
+// One pipeline on a system config (hw: the sweep's, overrides: the point's system.* and
+// device keys, config::SystemConfig::load); same contract, the columns of device "system".
+using SimulateSystemFn = std::function<nlohmann::ordered_json(const ir::System&, const std::string& hw,
+                                                              const std::vector<std::string>& overrides)>;
 
 // Reads a workload: a Frontend IR file, or a zoo network generated in-process.
 ir::Graph load_workload(const WorkloadSpec& w);
 
 // Runs the sweep. spec may be null with resume: the manifest in out_dir then gives it.
 // Returns 0 when every (point, workload) of this shard succeeded, 1 when any failed.
-// Bad sweeps, a directory holding another sweep and unreadable workloads are InputErrors.
-int run_sweep(const SweepSpec* spec, const SweepRunOptions& o, const SimulateFn& simulate, std::ostream& log);
+// Bad sweeps, a directory holding another sweep and unreadable workloads are InputErrors. A
+// system config as hw runs pipeline files as workloads through simulate_system.
+int run_sweep(const SweepSpec* spec, const SweepRunOptions& o, const SimulateFn& simulate, std::ostream& log,
+              const SimulateSystemFn& simulate_system = {});
 
 // Joins the output directories of shards into out_dir (results as if run in one go). Returns
 // 0 when every point is present exactly once, 1 (writing nothing) when some are missing or

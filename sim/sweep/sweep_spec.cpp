@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include <sstream>
 
 #include "sim/config/hw_paths.h"
+#include "sim/config/system_config.h"
 #include "sim/config/yaml_load.h"
 #include "sim/ir/error.h"
 #include "sim/ir/input_file.h"
@@ -104,7 +106,8 @@ std::vector<std::string> expand_range(const std::string& item, const std::string
 }
 
 void check_key(const std::string& key, const std::string& file, const std::string& where) {
-  if (!config::find_param(key))
+  const auto& sys = config::system_keys();  // valid with a system config (sweep::resolve_base)
+  if (!config::find_param(key) && std::find(sys.begin(), sys.end(), key) == sys.end())
     throw InputError(file, where, "'" + key + "' is not a config key (did you mean '" + config::closest_param(key) + "'?)");
 }
 
@@ -382,7 +385,7 @@ SweepSpec spec_from_json(const nlohmann::ordered_json& j, const std::string& sou
   }
 }
 
-std::string fingerprint(const SweepSpec& s, const config::HwConfig& base) {
+std::string fingerprint(const SweepSpec& s, const std::vector<std::pair<std::string, std::string>>& resolved) {
   nlohmann::ordered_json j;
   for (const auto& w : s.workloads) {
     nlohmann::ordered_json x{{"name", w.name}, {"zoo", w.zoo_model}, {"batch", w.zoo_batch}, {"dtype", w.zoo_dtype}};
@@ -395,7 +398,7 @@ std::string fingerprint(const SweepSpec& s, const config::HwConfig& base) {
     }
     j["workloads"].push_back(x);
   }
-  for (const auto& [k, v] : base.resolved()) j["base"][k] = v;
+  for (const auto& [k, v] : resolved) j["base"][k] = v;
   for (const auto& a : s.axes) j["axes"].push_back({{"keys", a.keys}, {"values", a.values}});
   j["constraints"] = s.constraints;
   char b[24];

@@ -58,6 +58,8 @@ SweepSpec spec_from_json(const nlohmann::ordered_json& j, const std::string& sou
 
 // Identity of a sweep, independent of machine and paths: workload names and file contents,
 // the resolved base config, axes and constraints. Shards of one sweep share it.
-std::string fingerprint(const SweepSpec& s, const config::HwConfig& base);
+// `resolved`: every (key, value) of the base hardware (HwConfig::resolved(); a system's keys and
+// each device's, sweep::resolve_base).
+std::string fingerprint(const SweepSpec& s, const std::vector<std::pair<std::string, std::string>>& resolved);
 
 }  // namespace npusim::sweep

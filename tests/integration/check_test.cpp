@@ -131,10 +131,44 @@ TEST(RegressCli, CommittedGoldenSetsMatch) {
   EXPECT_NE(r.output.find("all match"), std::string::npos) << r.output;
 }
 
-TEST(RegressCli, AGpuConfigIsRefusedNamingIt) {
-  const auto r = run_sim("regress '" + golden() + "' --hw '" + source_dir() + "/configs/gpu_h100.yaml'");
+// NPU baselines re-run on a GPU config: one line says the devices differ (no per-layer noise);
+// a system config is refused by name.
+TEST(RegressCli, AnotherDeviceThanTheBaselinesIsNamed) {
+  auto r = run_sim("regress '" + golden() + "/" + kFp16 + "' --hw '" + source_dir() + "/configs/gpu_h100.yaml'");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("device: the expected report is an NPU's, the simulation a GPU's"), std::string::npos) << r.output;
+  r = run_sim("regress '" + golden() + "/" + kFp16 + "' --hw '" + source_dir() + "/configs/system_8x_h100.yaml'");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("gpu_h100.yaml: device: is gpu"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("system_8x_h100.yaml: system: regress re-checks one device's golden sets"), std::string::npos) << r.output;
+}
+
+// issue 27: a GPU golden set (the fp16 ResNet-18 on the H100 config) is re-checked like an NPU one:
+// numerics, then its kernels' times against the stored GPU report; a changed kernel is named.
+TEST(RegressCli, AGpuSetDetectsAChangedKernel) {
+  const fs::path root = scratch_dir("regress_gpu");
+  RemoveAtEnd cleanup{root.string()};
+  for (const std::string set : {std::string(kFp16), std::string(kFp16) + "_h100"})
+    fs::copy(golden() + "/" + set, root / set, fs::copy_options::recursive);
+  fs::create_directory_symlink(golden() + "/resnet18_weights", root / "resnet18_weights");
+  const std::string d = (root / (std::string(kFp16) + "_h100")).string();
+  auto rep = nlohmann::json::parse(read_text(d + "/expected_report.json"));
+  EXPECT_EQ(rep["totals"]["device"], "gpu");
+  const std::string kernel = rep["layers"][2]["name"];
+  rep["layers"][2]["time_us"] = rep["layers"][2]["time_us"].get<double>() + 0.5;
+  std::ofstream(d + "/expected_report.json") << rep.dump(2);
+  const std::string hw = " --hw '" + source_dir() + "/configs/gpu_h100.yaml'";
+  auto r = run_sim("regress '" + d + "'" + hw);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("numerics: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("layer " + kernel), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" ns: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(-500"), std::string::npos) << r.output;  // 0.5 us more stored than simulated
+  r = run_sim("regress --update '" + d + "'" + hw);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("GPU cycles"), std::string::npos) << r.output;
+  r = run_sim("regress '" + d + "'" + hw);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("kernels)"), std::string::npos) << r.output;
 }
 
 // A stored report with a value of the wrong type is a file error naming the JSON pointer (exit 2),

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -187,7 +188,7 @@ TEST(SweepCli, MeaninglessJobsOrTimeoutAreRefused) {
 }
 
 // A GPU config sweeps the GPU (the library plan), with the GPU's columns; the HBM bandwidth
-// moves the time. A system config is refused, not swept as something else.
+// moves the time. A zoo network on a system config is refused, not swept as something else.
 TEST(SweepCli, AGpuConfigSweepsTheGpu) {
   const std::string d = scratch_dir("sweep_gpu");
   const auto r = run_sim("sweep --zoo resnet18:1 --hw '" + source_dir() +
@@ -213,7 +214,53 @@ TEST(SweepCli, AGpuConfigSweepsTheGpu) {
   const auto sys = run_sim("sweep --zoo resnet18:1 --hw '" + source_dir() + "/configs/system_8x_h100.yaml' --set "
                            "gpu.num_sms=66,132 -q -o '" + d + "/sys'");
   EXPECT_EQ(sys.exit_code, 2) << sys.output;
-  EXPECT_NE(sys.output.find("system_8x_h100.yaml: system:"), std::string::npos) << sys.output;
+  EXPECT_NE(sys.output.find("a system sweep runs multi-device pipeline files"), std::string::npos) << sys.output;
+}
+
+// issue 27: a system config sweeps the system: a link bandwidth (system.*) and every GPU's HBM
+// bandwidth (a device key) as axes of a pipeline, with the system's columns; each moves the time
+// the way the hardware would. A system key on a device config and a bad system value exit 2.
+TEST(SweepCli, ASystemConfigSweepsLinkAndDeviceKeys) {
+  const std::string d = scratch_dir("sweep_system");
+  std::ofstream(d + "/s.yaml") << "workloads:\n  - ir: " << source_dir() << "/examples/pipelines/tp2_mlp.json\nhw: "
+                               << source_dir() << "/configs/system_8x_h100.yaml\naxes:\n"
+                               << "  system.link.bandwidth_gbps: [50, 450]\n  gpu.hbm.bandwidth_gbps: [1, 3350]\n";
+  const auto r = run_sim("sweep '" + d + "/s.yaml' -q -j 2 -o '" + d + "/out'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string csv = read_text(d + "/out/results.csv");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "point,workload,status,system.link.bandwidth_gbps,gpu.hbm.bandwidth_gbps,time_ms,makespan_us,busy_us,comm_us,"
+            "comm_wait_us,mem_stall_us,link_bytes,devices,error");
+  std::vector<nlohmann::json> rows;
+  std::istringstream jl(read_text(d + "/out/results.jsonl"));
+  for (std::string line; std::getline(jl, line);) rows.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(rows.size(), 4u);  // (50, 1), (50, 3350), (450, 1), (450, 3350)
+  auto t = [&](size_t i) { return rows[i]["makespan_us"].get<double>(); };
+  EXPECT_GT(t(0), t(2));  // slower links: longer collectives
+  EXPECT_GT(t(1), t(3));
+  EXPECT_GT(rows[0]["comm_us"].get<double>(), rows[2]["comm_us"].get<double>());
+  EXPECT_GT(t(0), t(1));  // 1 GB/s HBM: longer compute
+  EXPECT_GT(rows[0]["busy_us"].get<double>(), rows[1]["busy_us"].get<double>());
+  EXPECT_EQ(rows[0]["comm_us"], rows[1]["comm_us"]);  // the HBM leaves the links alone
+  EXPECT_FALSE(rows[0]["layers"].empty());
+  const auto rep = run_sim("sweep report '" + d + "/out'");
+  ASSERT_EQ(rep.exit_code, 0) << rep.output;
+  EXPECT_NE(rep.output.find("best by time_ms"), std::string::npos) << rep.output;
+  // The same from flags, with a constraint on a system key: only 450 GB/s is left.
+  const auto f = run_sim("sweep --ir '" + source_dir() + "/examples/pipelines/tp2_mlp.json' --hw system_8x_h100 --set "
+                         "system.link.bandwidth_gbps=50,450 --constraint 'system.link.bandwidth_gbps > 100' -q -o '" + d + "/flags'");
+  ASSERT_EQ(f.exit_code, 0) << f.output;
+  const std::string fcsv = read_text(d + "/flags/results.csv");
+  EXPECT_EQ(std::count(fcsv.begin(), fcsv.end(), '\n'), 2) << fcsv;
+  EXPECT_NE(fcsv.find(",ok,450,"), std::string::npos) << fcsv;
+  // Refused by name.
+  auto bad = run_sim("sweep --zoo resnet18:1 --hw npu --set system.link.bandwidth_gbps=50,450 -q -o '" + d + "/npu'");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("system keys need a system config"), std::string::npos) << bad.output;
+  bad = run_sim("sweep --ir '" + source_dir() + "/examples/pipelines/tp2_mlp.json' --hw system_8x_h100 --set "
+                "system.link.bandwidth_gbps=-5,450 -q -o '" + d + "/neg'");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("system.link.bandwidth_gbps = -5"), std::string::npos) << bad.output;
 }
 
 TEST(SweepCli, BadSweepFileIsExitTwoNamingFileAndLine) {

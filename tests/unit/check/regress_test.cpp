@@ -21,6 +21,15 @@ json report(long long npu, const std::vector<std::pair<std::string, long long>>&
   return r;
 }
 
+// A GPU library report: cycles at the clock, one row per kernel with its time in us.
+json gpu_report(long long cycles, const std::vector<std::pair<std::string, double>>& kernels) {
+  json r;
+  r["totals"] = {{"device", "gpu"}, {"cycles", cycles}};
+  r["layers"] = json::array();
+  for (const auto& [n, us] : kernels) r["layers"].push_back({{"name", n}, {"time_us", us}});
+  return r;
+}
+
 // root/<name>/ with the tiny set, meta.json, and root/configs/hw.yaml for the hw lookup.
 std::string make_set(const std::string& root, const std::string& name) {
   const std::string d = root + "/" + name;
@@ -49,6 +58,23 @@ TEST(DiffReports, NamesEveryChangedLayerAndTotal) {
   EXPECT_EQ(d[1], "layer c1 cycles: 100 -> 105 (+5, +5.00%)");
   EXPECT_EQ(d[2], "layer gone: missing from the new report");
   EXPECT_EQ(d[3], "layer new: not in the expected report (7 cycles)");
+}
+
+TEST(DiffReports, GpuKernelsCompareTheirTimeToTheNanosecondByNameAndOccurrence) {
+  const json e = gpu_report(1000, {{"gemm", 1.5}, {"gemm", 2.0}, {"add", 0.25}});
+  const json a = gpu_report(1001, {{"gemm", 1.5}, {"gemm", 2.001}, {"add", 0.25}});
+  EXPECT_TRUE(check::diff_reports(e, e).empty());
+  const auto d = check::diff_reports(e, a);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0], "totals.cycles: 1000 -> 1001 (+1, +0.10%)");
+  // The second "gemm": 2.000 us -> 2.001 us.
+  EXPECT_EQ(d[1], "layer gemm (2) ns: 2000 -> 2001 (+1, +0.05%)");
+}
+
+TEST(DiffReports, ABaselineOfAnotherDeviceIsOneLine) {
+  const auto d = check::diff_reports(report(300, {{"c1", 100}}), gpu_report(1000, {{"gemm", 1.5}}));
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].rfind("device: the expected report is an NPU's, the simulation a GPU's", 0), 0u) << d[0];
 }
 
 TEST(GoldenSets, FindsSetsSortedAndResolvesHwUpwards) {
