@@ -145,7 +145,13 @@ gpu::TaskInfo parse_task_info(const json::Cursor& c, const gpu::Program& p, Buff
   return t;
 }
 
-gpu::TaskGroup parse_task_group(const json::Cursor& c, const gpu::ResourceGroup& rg, const gpu::Program& p) {
+// Task instances a plan may run in all (every TaskRange of every processor group): each one is
+// simulated and its id held in the per-processor schedule, about 16 B and a microsecond each,
+// so 2^28 of them is ~4 GiB. The shipped and example plans run under 10^6.
+constexpr int64_t kMaxPlanTasks = int64_t{1} << 28;
+
+gpu::TaskGroup parse_task_group(const json::Cursor& c, const gpu::ResourceGroup& rg, const gpu::Program& p,
+                                int64_t& plan_tasks) {
   c.expect_object();
   gpu::TaskGroup g;
   g.pointer = c.pointer();
@@ -158,6 +164,11 @@ gpu::TaskGroup parse_task_group(const json::Cursor& c, const gpu::ResourceGroup&
     c.at("TaskRange").fail("TaskRange " + g.task_range.str() + " must lie within [0, " +
                            std::to_string(task->num_tasks) + ") (NumTasks of TaskInfo " +
                            std::to_string(task->id) + ")");
+  plan_tasks += std::max<int64_t>(0, g.task_range.end - g.task_range.begin);
+  if (plan_tasks > kMaxPlanTasks)
+    c.at("TaskRange").fail("the plan runs " + std::to_string(plan_tasks) + " tasks in all up to this TaskRange, more than " +
+                           std::to_string(kMaxPlanTasks) + " (2^28; each task is simulated and scheduled one by one: ~16 B "
+                           "and ~1 us of simulation each)");
   g.granularity = c.at("Granularity").as_int_in(1, kMaxCount);
   if (gpu::num_slots(rg, *task) == 0)
     c.fail("no slot for TaskId " + std::to_string(task->id) + ": it needs " + std::to_string(task->num_warps) +
@@ -174,7 +185,7 @@ gpu::Range processor_range(const json::Cursor& c, const gpu::Program& p) {
   return r;
 }
 
-gpu::ProcessorGroup parse_processor_group(const json::Cursor& c, const gpu::Program& p) {
+gpu::ProcessorGroup parse_processor_group(const json::Cursor& c, const gpu::Program& p, int64_t& plan_tasks) {
   c.expect_object();
   gpu::ProcessorGroup pg;
   pg.pointer = c.pointer();
@@ -196,7 +207,7 @@ gpu::ProcessorGroup parse_processor_group(const json::Cursor& c, const gpu::Prog
     if (rg.sram_range.step != 1)
       rc.at("SramRange").fail("SramRange " + rg.sram_range.str() + " must have step 1");
     for (const json::Cursor& tc : rc.at("TaskGroups").elements())
-      rg.task_groups.push_back(parse_task_group(tc, rg, p));
+      rg.task_groups.push_back(parse_task_group(tc, rg, p, plan_tasks));
     pg.resource_groups.push_back(std::move(rg));
   }
   return pg;
@@ -260,8 +271,9 @@ gpu::Program parse_ark_plan(const json::Json& doc, const std::string& source) {
     if (!seen.emplace(t.id, t.pointer).second)
       tc.at("Id").fail("duplicate TaskInfo Id " + std::to_string(t.id) + " (also at " + seen[t.id] + ")");
   }
+  int64_t plan_tasks = 0;
   for (const json::Cursor& pc : root.at("ProcessorGroups").elements())
-    p.processor_groups.push_back(parse_processor_group(pc, p));
+    p.processor_groups.push_back(parse_processor_group(pc, p, plan_tasks));
   p.buffers = bufs.sorted();
   gpu::derive_costs(p);
   return p;

@@ -11,13 +11,14 @@
 #include "frontends/registry/registry.h"
 #include "sim/check/check.h"
 #include "sim/check/regress.h"
-#include "sim/ir/error.h"
 #include "sim/cli/commands.h"
 #include "sim/config/hw_config.h"
 #include "sim/engine/npu_engine.h"
+#include "sim/ir/error.h"
 #include "sim/mapping/mapper.h"
 #include "sim/report/gpu_library_report.h"
 #include "sim/report/report.h"
+#include "sim/run/npu_run.h"
 
 namespace npusim::cli {
 
@@ -68,10 +69,8 @@ std::string simulate_report(const std::string& ir_path, const std::string& hw) {
   const config::HwConfig cfg = config::HwConfig::load(hw, {});
   // A GPU set: the library plan as `sim --ir` runs it by default (fusion on, graph launch).
   if (cfg.get_string("device") == "gpu") return report::library_to_json(simulate_library_report(g, cfg, {})).dump(2);
-  const mapping::NpuParams params = mapping::NpuParams::read(cfg);  // once per run
-  const mapping::Program prog = mapping::map_graph(g, cfg, params);
-  const engine::SimResult sim = engine::simulate_npu(prog, params);  // once per (child) process
-  return report::to_json(report::build_report(g.name, prog, sim.timings, cfg, params)).dump(2);
+  // Once per (child) process.
+  return report::to_json(run::simulate_npu_workload(g, cfg, mapping::NpuParams::read(cfg)).report).dump(2);
 }
 }  // namespace
 

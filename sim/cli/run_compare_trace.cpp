@@ -14,6 +14,7 @@
 #include "sim/ir/error.h"
 #include "sim/mapping/mapper.h"
 #include "sim/report/report.h"
+#include "sim/run/npu_run.h"
 
 namespace npusim::cli {
 
@@ -29,9 +30,7 @@ int run_compare_trace(const CompareTraceOptions& o) {
     throw InputError(o.hw, "device", "is " + device + ": compare-trace compares a ZeBu trace of an NPU with the NPU model; "
                                      "give an NPU config (e.g. configs/gemini_zebu.yaml)");
   const mapping::NpuParams params = mapping::NpuParams::read(cfg);  // once per run
-  const mapping::Program prog = mapping::map_graph(graph, cfg, params);
-  const engine::SimResult sim = engine::simulate_npu(prog, params);
-  const report::RunReport rep = report::build_report(graph.name, prog, sim.timings, cfg, params);
+  const report::RunReport rep = run::simulate_npu_workload(graph, cfg, params).report;
 
   // Both sides charge a layer from the end of the previous layer's work to the end of its own,
   // so per-layer cycles add up to each total (docs/calibration.md).

@@ -5,13 +5,14 @@
 #include "frontends/pipeline/pipeline_reader.h"
 #include "frontends/registry/registry.h"
 #include "frontends/tvm_mlf/tvm_mlf_reader.h"
-#include "sim/config/system_config.h"
 #include "sim/cli/commands.h"
 #include "sim/config/hw_config.h"
+#include "sim/config/system_config.h"
 #include "sim/engine/npu_engine.h"
 #include "sim/ir/error.h"
 #include "sim/mapping/mapper.h"
 #include "sim/report/report.h"
+#include "sim/run/npu_run.h"
 
 namespace npusim::cli {
 
@@ -49,13 +50,12 @@ int run_npu(const RunOptions& o) {
       throw InputError("sim", option, "applies to GPU configs (device: gpu) only; " + o.hw + " describes an NPU");
   mapping::NpuParams params = mapping::NpuParams::read(cfg);  // once per run
   params.max_program_bytes = o.max_memory_mib << 20;
-  const mapping::Program prog = mapping::map_graph(graph, cfg, params);
-  const engine::SimResult sim = engine::simulate_npu(prog, params);
-  const report::RunReport rep = report::build_report(graph.name, prog, sim.timings, cfg, params);
+  const run::NpuRun run = run::simulate_npu_workload(graph, cfg, params);
+  const report::RunReport& rep = run.report;
   if (!o.quiet) std::cout << report::format_table(rep);
   if (!o.report_json.empty()) write_output(o.report_json, report::to_json(rep).dump(2) + "\n");
   if (!o.csv.empty()) write_output(o.csv, report::to_csv(rep));
-  if (!o.trace.empty()) write_output(o.trace, report::chrome_trace(rep, prog, sim.timings).dump() + "\n");
+  if (!o.trace.empty()) write_output(o.trace, report::chrome_trace(rep, run.prog, run.sim.timings).dump() + "\n");
   return kOk;
 }
 

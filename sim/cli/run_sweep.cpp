@@ -18,9 +18,10 @@
 #include "sim/mapping/mapper.h"
 #include "sim/report/gpu_library_report.h"
 #include "sim/report/report.h"
+#include "sim/run/npu_run.h"
 #include "sim/sweep/results.h"
-#include "sim/sweep/sweep_report.h"
 #include "sim/sweep/slurm.h"
+#include "sim/sweep/sweep_report.h"
 #include "sim/sweep/sweep_run.h"
 
 namespace npusim::cli {
@@ -51,10 +52,8 @@ struct SweepCliOptions {
 // defaults (fusion on, graph launch), as `sim --ir` does.
 nlohmann::ordered_json simulate(const ir::Graph& g, const config::HwConfig& cfg) {
   if (cfg.get_string("device") == "gpu") return report::library_sweep_metrics(simulate_library_report(g, cfg, {}));
-  const mapping::NpuParams params = mapping::NpuParams::read(cfg);  // once per run
-  const mapping::Program prog = mapping::map_graph(g, cfg, params);
-  const engine::SimResult sim = engine::simulate_npu(prog, params);  // once per (worker) process
-  return sweep::metrics_of(report::build_report(g.name, prog, sim.timings, cfg, params), cfg);
+  // Once per (worker) process.
+  return sweep::metrics_of(run::simulate_npu_workload(g, cfg, mapping::NpuParams::read(cfg)).report, cfg);
 }
 
 // Options that cannot mean anything are refused by name, not run as some default.

@@ -177,6 +177,11 @@ std::string format_table(const RunReport& r) {
   if (r.host_cycles > 0) o << "host (cpu) layers: " << grouped(r.host_cycles) << " cycles, reported separately\n";
   o << "MACs: " << grouped(r.total_macs) << fmt(", PE utilization %.1f%%", r.pe_utilization * 100) << "\n";
   o << "DRAM traffic: read " << human_bytes(r.dram_read_bytes) << ", write " << human_bytes(r.dram_write_bytes) << "\n";
+  if (!r.units.empty()) {
+    o << "busy:";
+    for (const UnitUse& u : r.units) o << " " << u.unit << fmt(" %.1f%%", 100 * u.utilization);
+    o << " (of npu_cycles; dma over its channels)\n";
+  }
   if (r.energy_uj > 0) o << fmt("energy: %.1f uJ\n", r.energy_uj);
   // Ops the producer could only describe by FLOPs and bytes are estimates: say how much.
   int opaque = 0;
@@ -201,6 +206,14 @@ nlohmann::json to_json(const RunReport& r) {
   for (const auto& f : run_fields())
     if (f.in_totals) totals[f.name] = f.value(r);
   j["totals"] = totals;
+  if (!r.units.empty()) {
+    nlohmann::json units = nlohmann::json::array();
+    for (const UnitUse& u : r.units) {
+      units.push_back({{"unit", u.unit}, {"busy_cycles", u.busy_cycles}, {"utilization", u.utilization}});
+      if (u.bytes >= 0) units.back()["bytes"] = u.bytes;
+    }
+    j["units"] = units;
+  }
   nlohmann::json layers = nlohmann::json::array();
   for (const auto& l : r.layers) {
     nlohmann::json row;

@@ -32,6 +32,15 @@ struct LayerRow {
   double energy_uj = 0;
 };
 
+// One unit's use over a run, from its model's own statistics (models/npu/units.h UnitStats,
+// models/npu/buffer.h BufferStats, models/memory/dram.h DramStats).
+struct UnitUse {
+  std::string unit;          // pe_array, vector, dma, l2, dram
+  int64_t busy_cycles = 0;   // summed over its channels
+  double utilization = 0;    // busy / (npu_cycles x channels)
+  int64_t bytes = -1;        // moved (L2 port, DRAM); -1: not a memory
+};
+
 struct RunReport {
   std::string workload, hw_name, hw_source;
   double clock_mhz = 0;
@@ -48,6 +57,7 @@ struct RunReport {
   int64_t pe_count = 0;             // PE array rows x cols
   int64_t l2_size_bytes = 0;
   std::vector<std::pair<std::string, std::string>> config;  // resolved hardware parameters
+  std::vector<UnitUse> units;       // filled by run::simulate_npu_workload (empty: not simulated here)
 };
 
 // The bound with the most layer cycles (compute, memory, vector, host; ties to the earlier).

@@ -10,6 +10,7 @@
 #include "sim/mapping/gpu_lower.h"
 #include "sim/mapping/mapper.h"
 #include "sim/report/report.h"
+#include "sim/run/npu_run.h"
 
 namespace npusim::run {
 
@@ -56,9 +57,7 @@ DeviceRun simulate_on_device(const ir::Graph& g, const config::HwConfig& hw, con
     return r;
   }
   const mapping::NpuParams params = mapping::NpuParams::read(hw);
-  const mapping::Program prog = mapping::map_graph(g, hw, params);
-  const engine::SimResult sim = engine::simulate_npu(prog, params);
-  const report::RunReport rep = report::build_report(g.name, prog, sim.timings, hw, params);
+  const report::RunReport rep = simulate_npu_workload(g, hw, params).report;
   r.ns = (rep.npu_cycles + rep.host_cycles) / params.clock_mhz * 1000.0;
   r.memory_bytes = static_cast<double>(rep.dram_read_bytes + rep.dram_write_bytes);
   r.memory_rate = params.dram.bytes_per_cycle * params.clock_mhz / 1000.0;

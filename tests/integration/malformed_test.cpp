@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -134,6 +137,26 @@ TEST_F(MalformedLarge, YamlAndTraceNestedAMillionDeep) {
                                                   "{'inst_idx': 1, 'time': [0, 1]}, {'a': " + nested(1000000) + "}]\n");
   expect_refused("compare-trace --trace " + shell_quote(trace) + " --ir " + shell_quote(malformed_dir() + "/files/ir/good.json"),
                  "deep_sim.txt: line 1");
+}
+
+// issue 28: an ARK plan whose TaskRanges run 2^40 tasks took 9 GB in a minute before; it is
+// refused as it is read, at the TaskRange that passes 2^28 tasks in all.
+TEST_F(MalformedLarge, APlanOfTwoToTheFortyTasksIsRefusedAsItIsRead) {
+  nlohmann::json plan = nlohmann::json::parse(read_text(example("ark/tutorial/plan.json")));
+  const int64_t huge = int64_t{1} << 40;
+  // Every NumTasks (the ops' Config of each TaskInfo), then every TaskRange.
+  std::function<void(nlohmann::json&)> widen = [&](nlohmann::json& o) {
+    if (o.is_object() && o.contains("NumTasks")) o["NumTasks"] = huge;
+    if (o.is_structured())
+      for (auto& v : o) widen(v);
+  };
+  widen(plan["TaskInfos"]);
+  for (auto& pg : plan["ProcessorGroups"])
+    for (auto& rg : pg["ResourceGroups"])
+      for (auto& tg : rg["TaskGroups"]) tg["TaskRange"] = {0, huge};
+  const std::string p = write("huge_plan.json", plan.dump());
+  expect_refused("--plan " + shell_quote(p) + " -q", "huge_plan.json: /ProcessorGroups/0/ResourceGroups/0/TaskGroups/0/TaskRange");
+  expect_refused("--plan " + shell_quote(p) + " -q", "more than 268435456");
 }
 
 TEST_F(MalformedLarge, JsonTextOverTheLimit) {

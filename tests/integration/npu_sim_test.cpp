@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "tests/integration/test_util.h"
@@ -137,6 +138,29 @@ TEST(NpuSim, AHugeBatchIsRefusedFromItsFirstGroups) {
   EXPECT_NE(r.output.find("--max-memory"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("projected after 2 groups"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("more than 8192 MiB"), std::string::npos) << r.output;
+}
+
+// issue 27: the units' own statistics reach the report: each unit's busy share of the run is a
+// fraction, the PE array is busy at least as long as its MACs need at the peak rate, and the DRAM
+// model's bytes are the report's DRAM bytes.
+TEST(NpuSim, ReportsEachUnitsBusyShareFromItsModel) {
+  for (const char* hw : {"configs/npu.yaml", "configs/gemini_zebu.yaml"}) {
+    const nlohmann::json rep = simulate(example("frontend_ir/int8_resnet50.sim_quantized_b4.json"), hw, "npu_units");
+    ASSERT_TRUE(rep.contains("units")) << hw;
+    std::map<std::string, nlohmann::json> by;
+    for (const auto& u : rep["units"]) by[u["unit"].get<std::string>()] = u;
+    for (const char* unit : {"pe_array", "vector", "dma", "l2", "dram"}) {
+      ASSERT_TRUE(by.count(unit)) << hw << " " << unit;
+      const double share = by[unit]["utilization"].get<double>();
+      EXPECT_GT(share, 0.0) << hw << " " << unit;
+      EXPECT_LE(share, 1.0) << hw << " " << unit;
+    }
+    const auto& t = rep["totals"];
+    EXPECT_GE(by["pe_array"]["busy_cycles"].get<double>(),
+              t["pe_utilization"].get<double>() * t["npu_cycles"].get<double>()) << hw;
+    EXPECT_EQ(by["dram"]["bytes"].get<int64_t>(), t["dram_bytes"].get<int64_t>()) << hw;
+    EXPECT_GT(by["l2"]["bytes"].get<int64_t>(), 0) << hw;
+  }
 }
 
 TEST(NpuSim, TotalsGrowWithBatch) {
