@@ -17,7 +17,7 @@
 #include "sim/config/hw_paths.h"
 #include "sim/config/system_config.h"
 #include "sim/ir/error.h"
-#include "sim/sweep/runner.h"
+#include "sim/run/fork_pool.h"
 
 namespace npusim::check {
 
@@ -204,12 +204,12 @@ int run_regress(const std::string& root, const RegressOptions& o, const Simulate
     }
   }
   // Timing: one forked child per set.
-  std::vector<sweep::TaskOutcome> done(sets.size());
-  sweep::PoolOptions po;
+  std::vector<run::TaskOutcome> done(sets.size());
+  run::PoolOptions po;
   po.jobs = std::max(1, o.jobs);
-  sweep::run_forked(
+  run::run_forked(
       sets.size(), po, [&](size_t i) { return simulate(sets[i].ir, sets[i].hw); },
-      [&](const sweep::TaskOutcome& t) { done[t.index] = t; });
+      [&](const run::TaskOutcome& t) { done[t.index] = t; });
   for (size_t i = 0; i < sets.size(); ++i) {
     const GoldenSet& s = sets[i];
     if (!done[i].ok) {

@@ -27,7 +27,7 @@
 #include "sim/mapping/gpu_library.h"
 #include "sim/report/gpu_library_report.h"
 #include "sim/report/gpu_report.h"
-#include "sim/sweep/runner.h"
+#include "sim/run/fork_pool.h"
 
 namespace npusim::cli {
 
@@ -125,10 +125,10 @@ struct Simulated {
 // Runs n simulations, each in its own forked child (one simulation per process).
 std::vector<Simulated> simulate_forked(size_t n, int jobs, const std::function<Simulated(size_t)>& sim_one) {
   std::vector<Simulated> predicted(n);
-  sweep::PoolOptions pool;
+  run::PoolOptions pool;
   pool.jobs = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string failure;
-  sweep::run_forked(
+  run::run_forked(
       n, pool,
       [&](size_t i) {
         const Simulated r = sim_one(i);
@@ -136,7 +136,7 @@ std::vector<Simulated> simulate_forked(size_t n, int jobs, const std::function<S
         std::snprintf(b, sizeof b, "%.6f %.0f %s %.6f", r.us, r.hbm_bytes, r.bound.c_str(), r.bound_share);
         return std::string(b);
       },
-      [&](const sweep::TaskOutcome& out) {
+      [&](const run::TaskOutcome& out) {
         if (!out.ok) {
           if (failure.empty()) failure = out.payload;
           return;

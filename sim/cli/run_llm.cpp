@@ -28,7 +28,7 @@
 #include "frontends/pipeline/pipeline_reader.h"
 #include "sim/run/device_run.h"
 #include "sim/run/system_run.h"
-#include "sim/sweep/runner.h"
+#include "sim/run/fork_pool.h"
 
 namespace npusim::cli {
 
@@ -86,10 +86,10 @@ run::DeviceRun pass_on_system(const ir::System& sys, const config::SystemConfig&
 // Simulates every pass (a forked child each: SystemC elaborates once per process).
 void simulate_passes(const LlmCliOptions& o, const Setup& su, std::vector<Pass>& passes) {
   run::DeviceRunOptions ro;  // the serving stack: fused kernels, CUDA graphs
-  sweep::PoolOptions pool;
+  run::PoolOptions pool;
   pool.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string failure;
-  sweep::run_forked(
+  run::run_forked(
       passes.size(), pool,
       [&](size_t i) {
         frontends::zoo::ZooOptions z;
@@ -104,7 +104,7 @@ void simulate_passes(const LlmCliOptions& o, const Setup& su, std::vector<Pass>&
         const ir::System sys = frontends::pipeline::read_pipeline_text(text, o.model + " tp" + std::to_string(o.tp) + " pp" + std::to_string(o.pp), ".");
         return pass_on_system(sys, *su.sys_cfg, ro).to_text();
       },
-      [&](const sweep::TaskOutcome& out) {
+      [&](const run::TaskOutcome& out) {
         if (!out.ok) {
           if (failure.empty())
             failure = passes[out.index].phase + " of batch " + std::to_string(passes[out.index].batch) + " at KV length " +
@@ -464,15 +464,15 @@ int run_pipelines(const LlmCliOptions& o) {
   for (const std::string& f : {o.prefill_pipeline, o.decode_pipeline}) files.push_back({f, frontends::pipeline::read_pipeline(f)});
   std::vector<run::DeviceRun> runs(2);
   run::DeviceRunOptions ro;
-  sweep::PoolOptions pool;
+  run::PoolOptions pool;
   pool.jobs = 2;
   std::string failure;
-  sweep::run_forked(
+  run::run_forked(
       2, pool,
       [&](size_t i) {
         return pass_on_system(files[i].second, cfg, ro).to_text();
       },
-      [&](const sweep::TaskOutcome& out) {
+      [&](const run::TaskOutcome& out) {
         if (!out.ok) {
           if (failure.empty()) failure = files[out.index].first + ": " + out.payload;
           return;

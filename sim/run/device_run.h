@@ -1,7 +1,7 @@
 // One workload graph simulated on one device's own model (docs/system.md, docs/llm.md): the GPU
 // library plan (or ARK's DefaultPlanner) on a GPU config, the NPU mapping and engine otherwise.
 // Each call runs SystemC, which elaborates once per process: callers fork a child per call
-// (sweep::run_forked) and pass the result back as text (to_text / from_text).
+// (run::run_forked) and pass the result back as text (to_text / from_text).
 #pragma once
 #include <map>
 #include <string>

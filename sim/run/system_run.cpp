@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "sim/ir/error.h"
-#include "sim/sweep/runner.h"
+#include "sim/run/fork_pool.h"
 
 namespace npusim::run {
 
@@ -82,17 +82,17 @@ SystemRun simulate_pipeline(const ir::System& sys, const config::SystemConfig& c
   }
   std::vector<std::vector<int>> groups;
   for (auto& [k, v] : jobs) groups.push_back(v);
-  sweep::PoolOptions pool;
+  run::PoolOptions pool;
   pool.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string failure;
-  sweep::run_forked(
+  run::run_forked(
       groups.size(), pool,
       [&](size_t i) {
         const ir::SuperTask& st = sys.supertasks[static_cast<size_t>(groups[i].front())];
         const auto& dev = cfg.devices[static_cast<size_t>(slot_device[static_cast<size_t>(st.device_index)])];
         return simulate_on_device(st.compute->graph, dev.hw, ro).to_text();
       },
-      [&](const sweep::TaskOutcome& out) {
+      [&](const run::TaskOutcome& out) {
         if (!out.ok) {
           if (failure.empty())
             failure = sys.supertasks[static_cast<size_t>(groups[out.index].front())].id + ": " + out.payload;

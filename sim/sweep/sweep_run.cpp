@@ -19,6 +19,7 @@
 #include "sim/config/system_config.h"
 #include "sim/ir/error.h"
 #include "sim/sweep/results.h"
+#include "sim/run/fork_pool.h"
 #include "sim/sweep/runner.h"
 #include "sim/sweep/sweep_dir.h"
 
@@ -160,7 +161,7 @@ int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn
 
   if (!jobs.empty()) {
     Journal journal(journal_path);
-    PoolOptions pool;
+    run::PoolOptions pool;
     pool.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     pool.timeout_s = o.timeout_s;
     Progress progress(log, o.tty && !o.quiet, shard_rows, shard_rows - jobs.size());
@@ -170,7 +171,7 @@ int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn
       const config::HwConfig cfg = config::HwConfig::load(spec.hw, j.point->overrides(keys));
       return simulate(graphs[j.workload], cfg).dump();
     };
-    auto on_done = [&](const TaskOutcome& t) {
+    auto on_done = [&](const run::TaskOutcome& t) {
       const Job& j = jobs[t.index];
       const std::string& wname = spec.workloads[j.workload].name;
       Row row;
@@ -187,7 +188,7 @@ int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn
       journal.append(row);
       if (!o.quiet) progress.tick(!t.ok, "point " + std::to_string(j.point->id) + " " + wname + ": " + row["error"].get<std::string>());
     };
-    run_forked(jobs.size(), pool, child, on_done);
+    run::run_forked(jobs.size(), pool, child, on_done);
     if (!o.quiet) progress.finish();
   }
 

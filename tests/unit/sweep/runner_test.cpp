@@ -1,5 +1,6 @@
 // Forked workers: results come back over pipes; a throw, a crash, an exit without a result or
 // a timeout is a failed outcome that does not stop the others.
+#include "sim/run/fork_pool.h"
 #include "sim/sweep/runner.h"
 
 #include <csignal>
@@ -9,7 +10,8 @@
 
 #include <gtest/gtest.h>
 
-using namespace npusim::sweep;
+using namespace npusim::run;
+using npusim::sweep::format_duration;
 
 TEST(SweepRunner, EveryTaskRunsInItsOwnProcessAndReportsBack) {
   const pid_t parent = ::getpid();
