@@ -117,6 +117,20 @@ class SimulateTest(Base):
             npusim.zoo("resnet5")
         self.assertIn("unknown model 'resnet5'", str(e.exception))
 
+    def test_a_system_runs_and_sweeps_its_own_keys(self):
+        # issue 27: a system config through the API runs the system, with system.* overrides.
+        pipe = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                            "examples", "pipelines", "tp2_mlp.json")
+        rep = npusim.simulate(pipe, "system_8x_h100")
+        self.assertEqual(rep.totals["device"], "system")
+        slow = npusim.simulate(pipe, "system_8x_h100", overrides={"system.link.bandwidth_gbps": 50})
+        self.assertGreater(slow.totals["makespan_us"], rep.totals["makespan_us"])
+        res = npusim.sweep({"workloads": [pipe], "hw": "system_8x_h100",
+                            "axes": [{"system.link.bandwidth_gbps": [50, 450]}]}, self.path("sys"), jobs=2)
+        self.assertEqual(len(res.ok), 2)
+        self.assertAlmostEqual(res.rows[0]["makespan_us"], slow.totals["makespan_us"], places=5)
+        self.assertAlmostEqual(res.rows[1]["makespan_us"], rep.totals["makespan_us"], places=5)
+
     def test_to_pandas(self):
         rep = npusim.simulate(npusim.zoo("resnet18"))
         try:
