@@ -11,6 +11,9 @@ Writes into PLOT_DIR (default OUT_DIR/plots):
   layers.png            per-layer cycles stacked, for chosen points (default: the fastest,
                         the median and the slowest), coloured by operation; as shares of
                         each point's total (written above the bar) unless --absolute
+GPU and system sweeps (the manifest's device) plot time_ms instead (time_vs_<axis>.png): the
+Pareto front against SMs (GPU) or link bytes (system), the layer bars per kernel class or
+supertask kind in microseconds.
 --summary FILE.png writes the Pareto scatter and the layer bars side by side, small.
 Needs Debian's python3-matplotlib (apt-get install -y python3-matplotlib).
 """
@@ -44,7 +47,20 @@ def load(out_dir, workload):
     rows.sort(key=lambda r: r["point"])
     if not rows:
         sys.exit(f"plot_sweep: no finished points of workload {workload} in {out_dir}")
-    return manifest["axis_keys"], workload, rows
+    return manifest["axis_keys"], workload, rows, DEVICES[manifest.get("device", "npu")]
+
+
+# What each device's rows are plotted by (docs/sweeps.md#results): the time column and its
+# label, the Pareto plot's cost axis (with its colour column, or None), and what a layer row's
+# time and group are called. NPU rows count cycles; GPU rows kernels, system rows supertasks.
+DEVICES = {
+    "npu": {"time": "cycles", "label": "NPU cycles", "name": "cycles", "cost": "pe_count",
+            "cost_label": "PE count (rows x cols)", "colour": "l2_bytes", "layer_time": "cycles", "layer_group": "op"},
+    "gpu": {"time": "time_ms", "label": "time (ms)", "name": "time", "cost": "num_sms", "cost_label": "SMs",
+            "colour": None, "layer_time": "time_us", "layer_group": "class"},
+    "system": {"time": "time_ms", "label": "makespan (ms)", "name": "time", "cost": "link_bytes",
+               "cost_label": "bytes over the links", "colour": None, "layer_time": "time_us", "layer_group": "op"},
+}
 
 
 def pareto(rows, keys):
@@ -60,12 +76,13 @@ def short(key):
     return key.split(".", 1)[-1] if key.count(".") > 1 else key
 
 
-def plot_axis(ax, rows, key):
+def plot_axis(ax, rows, key, dev):
+    t = dev["time"]
     xs = [r[key] for r in rows]
-    ax.scatter(xs, [r["cycles"] for r in rows], s=12, alpha=0.5, label="every point")
+    ax.scatter(xs, [r[t] for r in rows], s=12, alpha=0.5, label="every point")
     best = {}
     for r in rows:
-        best[r[key]] = min(best.get(r[key], math.inf), r["cycles"])
+        best[r[key]] = min(best.get(r[key], math.inf), r[t])
     if all(isinstance(x, (int, float)) for x in best):
         xb = sorted(best)
         ax.plot(xb, [best[x] for x in xb], "o-", color="C3", label="best")
@@ -73,51 +90,58 @@ def plot_axis(ax, rows, key):
             ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel(key)
-    ax.set_ylabel("NPU cycles")
+    ax.set_ylabel(dev["label"])
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
 
 
-def plot_pareto(ax, fig, rows):
-    sc = ax.scatter([r["pe_count"] for r in rows], [r["cycles"] for r in rows],
-                    c=[math.log2(r["l2_bytes"] / 2**20) for r in rows], cmap="viridis", s=18)
-    front = pareto(rows, ["cycles", "pe_count", "l2_bytes"])
-    ax.scatter([r["pe_count"] for r in front], [r["cycles"] for r in front], s=60, facecolors="none",
+def plot_pareto(ax, fig, rows, dev):
+    t, cost, colour = dev["time"], dev["cost"], dev["colour"]
+    sc = ax.scatter([r[cost] for r in rows], [r[t] for r in rows], s=18,
+                    c=[math.log2(max(1, r[colour]) / 2**20) for r in rows] if colour else None, cmap="viridis")
+    front = pareto(rows, [t, cost] + ([colour] if colour else []))
+    ax.scatter([r[cost] for r in front], [r[t] for r in front], s=60, facecolors="none",
                edgecolors="C3", label=f"Pareto front ({len(front)} of {len(rows)})")
-    front2 = pareto(rows, ["cycles", "pe_count"])
-    ax.step([r["pe_count"] for r in front2], [r["cycles"] for r in front2], where="post", color="C3", lw=1)
-    ax.set_xscale("log", base=2)
+    front2 = pareto(rows, [t, cost])
+    ax.step([r[cost] for r in front2], [r[t] for r in front2], where="post", color="C3", lw=1)
+    costs = [r[cost] for r in rows]
+    if min(costs) > 0 and max(costs) / min(costs) >= 8:
+        ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("PE count (rows x cols)")
-    ax.set_ylabel("NPU cycles")
+    ax.set_xlabel(dev["cost_label"])
+    ax.set_ylabel(dev["label"])
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    cb = fig.colorbar(sc, ax=ax)
-    cb.set_label("log2 L2 MiB")
+    if colour:
+        cb = fig.colorbar(sc, ax=ax)
+        cb.set_label("log2 L2 MiB")
 
 
-def plot_layers(ax, rows, keys, ids, absolute):
-    """Stacked per-layer cycles; as shares of each point's total unless absolute, since the
-    totals of a sweep span orders of magnitude (the totals are written above the bars)."""
+def plot_layers(ax, rows, keys, ids, absolute, dev):
+    """Stacked per-layer time (NPU cycles, GPU kernel or system supertask microseconds); as
+    shares of each point's total unless absolute, since the totals of a sweep span orders of
+    magnitude (the totals are written above the bars)."""
+    lt, lg = dev["layer_time"], dev["layer_group"]
     chosen = [r for i in ids for r in rows if r["point"] == i]
     ops = []
     for r in chosen:
         for layer in r["layers"]:
-            if layer["op"] not in ops:
-                ops.append(layer["op"])
+            if layer[lg] not in ops:
+                ops.append(layer[lg])
     colors = {op: f"C{i % 10}" for i, op in enumerate(ops)}
     for x, r in enumerate(chosen):
-        total = sum(layer["cycles"] for layer in r["layers"]) or 1
+        total = sum(layer[lt] for layer in r["layers"]) or 1
         scale = 1 if absolute else 100 / total
         bottom = 0
         for layer in r["layers"]:
-            ax.bar(x, layer["cycles"] * scale, bottom=bottom, color=colors[layer["op"]], width=0.6,
+            ax.bar(x, layer[lt] * scale, bottom=bottom, color=colors[layer[lg]], width=0.6,
                    edgecolor="white", lw=0.2)
-            bottom += layer["cycles"] * scale
-        ax.text(x, bottom, f"{total:,}", ha="center", va="bottom", fontsize=7)
+            bottom += layer[lt] * scale
+        ax.text(x, bottom, f"{total:,}" if lt == "cycles" else f"{total:,.1f} us", ha="center", va="bottom", fontsize=7)
     ax.set_xticks(range(len(chosen)))
     ax.set_xticklabels([f"#{r['point']}\n" + "\n".join(f"{short(k)}={r[k]}" for k in keys) for r in chosen], fontsize=6)
-    ax.set_ylabel("cycles per layer" if absolute else "% of the point's cycles, per layer")
+    unit = "cycles" if lt == "cycles" else "us"
+    ax.set_ylabel(f"{unit} per layer" if absolute else f"% of the point's {unit}, per layer")
     if not absolute:
         ax.set_ylim(0, 112)
     ax.legend(handles=[plt.Rectangle((0, 0), 1, 1, color=colors[o]) for o in ops], labels=ops, fontsize=6,
@@ -133,17 +157,17 @@ def main():
     p.add_argument("--absolute", action="store_true", help="layer bars in cycles, not shares")
     p.add_argument("--summary", help="write only one small figure (Pareto + layer bars) to this PNG")
     a = p.parse_args()
-    keys, workload, rows = load(a.out_dir, a.workload)
+    keys, workload, rows, dev = load(a.out_dir, a.workload)
     if a.points:
         ids = [int(x) for x in a.points.split(",")]
     else:
-        by_cycles = sorted(rows, key=lambda r: r["cycles"])
-        ids = sorted({by_cycles[0]["point"], by_cycles[len(by_cycles) // 2]["point"], by_cycles[-1]["point"]})
+        by_time = sorted(rows, key=lambda r: r[dev["time"]])
+        ids = sorted({by_time[0]["point"], by_time[len(by_time) // 2]["point"], by_time[-1]["point"]})
 
     if a.summary:
         fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [3, 2.5]})
-        plot_pareto(left, fig, rows)
-        plot_layers(right, rows, keys, ids, a.absolute)
+        plot_pareto(left, fig, rows, dev)
+        plot_layers(right, rows, keys, ids, a.absolute, dev)
         fig.suptitle(f"{workload}: {len(rows)} points", fontsize=10)
         fig.tight_layout()
         fig.savefig(a.summary, dpi=80)
@@ -153,24 +177,25 @@ def main():
     plots = a.plots or os.path.join(a.out_dir, "plots")
     os.makedirs(plots, exist_ok=True)
     written = []
+    name = dev["name"]
     for key in keys:
         fig, ax = plt.subplots(figsize=(6, 4))
-        plot_axis(ax, rows, key)
-        ax.set_title(f"{workload}: cycles vs {key}", fontsize=9)
+        plot_axis(ax, rows, key, dev)
+        ax.set_title(f"{workload}: {name} vs {key}", fontsize=9)
         fig.tight_layout()
-        written.append(os.path.join(plots, f"cycles_vs_{key}.png"))
+        written.append(os.path.join(plots, f"{name}_vs_{key}.png"))
         fig.savefig(written[-1], dpi=100)
         plt.close(fig)
     fig, ax = plt.subplots(figsize=(7, 5))
-    plot_pareto(ax, fig, rows)
-    ax.set_title(f"{workload}: cycles vs PE count", fontsize=9)
+    plot_pareto(ax, fig, rows, dev)
+    ax.set_title(f"{workload}: {name} vs {dev['cost_label']}", fontsize=9)
     fig.tight_layout()
     written.append(os.path.join(plots, "pareto.png"))
     fig.savefig(written[-1], dpi=100)
     plt.close(fig)
     fig, ax = plt.subplots(figsize=(max(4, 1.6 * len(ids)), 5))
-    plot_layers(ax, rows, keys, ids, a.absolute)
-    ax.set_title(f"{workload}: per-layer cycles", fontsize=9)
+    plot_layers(ax, rows, keys, ids, a.absolute, dev)
+    ax.set_title(f"{workload}: per-layer {dev['layer_time'].replace('_us', '')}", fontsize=9)
     fig.tight_layout()
     written.append(os.path.join(plots, "layers.png"))
     fig.savefig(written[-1], dpi=100)

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -211,6 +212,28 @@ class PlotTest(Base):
         self.assertTrue(os.path.getsize(self.path("roof.png")) > 1000)
         with self.assertRaises(npusim.InputError):
             npusim.plot(rep, self.path("t.png"), only="timeline")
+
+    def test_plot_sweep_draws_npu_gpu_and_system_sweeps(self):
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            self.skipTest("matplotlib not installed (python3-matplotlib)")
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        pipe = os.path.join(root, "examples", "pipelines", "tp2_mlp.json")
+        specs = {"npu": ({"zoo": "resnet18"}, "npu", "npu.pe_array.rows", [16, 32], "cycles"),
+                 "gpu": ({"zoo": "resnet18"}, "gpu_h100", "gpu.num_sms", [66, 132], "time"),
+                 "system": (pipe, "system_8x_h100", "system.link.bandwidth_gbps", [50, 450], "time")}
+        for device, (workload, hw, key, values, name) in specs.items():
+            with self.subTest(device=device):
+                out = self.path("sweep_" + device)
+                res = npusim.sweep({"workloads": [workload], "hw": hw, "axes": [{key: values}]}, out, jobs=2)
+                self.assertEqual(len(res.ok), 2)
+                r = subprocess.run([sys.executable, os.path.join(root, "scripts", "plot_sweep.py"), out],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                for png in ("%s_vs_%s.png" % (name, key), "pareto.png", "layers.png"):
+                    with open(os.path.join(out, "plots", png), "rb") as f:
+                        self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", png)
 
 
 if __name__ == "__main__":
