@@ -1,6 +1,8 @@
 // `sim --ir X --hw Y`: read, validate, map, simulate, report.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include "frontends/pipeline/pipeline_reader.h"
 #include "frontends/registry/registry.h"
@@ -70,6 +72,21 @@ int run_report_fields() {
 int run_config(bool markdown, const std::string& hw, const std::vector<std::string>& sets) {
   if (markdown) {
     std::cout << config::schema_markdown();
+    return kOk;
+  }
+  // A system: the system keys its file (or --set) gives, then each distinct device config
+  // resolved, as every point of a system sweep would see them.
+  if (!hw.empty() && config::is_system_config(hw)) {
+    const config::SystemConfig sys = config::SystemConfig::load(hw, sets);
+    for (const auto& [k, v] : sys.values) std::cout << k << " = " << v << "\n";
+    std::map<std::string, std::vector<std::string>> by_config;  // config as written -> device names
+    for (const auto& d : sys.devices) by_config[d.source].push_back(d.name);
+    for (const auto& [source, names] : by_config) {
+      const auto& dev = *std::find_if(sys.devices.begin(), sys.devices.end(), [&](const auto& d) { return d.source == source; });
+      std::cout << "\n# " << source << ": " << names.front() << (names.size() > 1 ? " ... " + names.back() : "") << " ("
+                << names.size() << (names.size() > 1 ? " devices)\n" : " device)\n");
+      for (const auto& [k, v] : dev.hw.resolved()) std::cout << k << " = " << v << "\n";
+    }
     return kOk;
   }
   const config::HwConfig cfg = hw.empty() ? config::HwConfig::defaults(sets) : config::HwConfig::load(hw, sets);

@@ -74,6 +74,13 @@ TEST(SystemCli, SetOverridesSystemKeysAndDeviceKeys) {
     EXPECT_EQ(r.exit_code, 2) << set << ": " << r.output;
     EXPECT_NE(r.output.find(says), std::string::npos) << set << ": " << r.output;
   }
+  // sim config shows a system as its points see it: the system keys, then each device config.
+  const auto cfg = run_sim("config --hw '" + system("system_8x_h100") + "' --set system.link.bandwidth_gbps=900 --set "
+                           "gpu.hbm.bandwidth_gbps=4800");
+  ASSERT_EQ(cfg.exit_code, 0) << cfg.output;
+  EXPECT_NE(cfg.output.find("system.link.bandwidth_gbps = 900\n"), std::string::npos) << cfg.output;
+  EXPECT_NE(cfg.output.find("# gpu_h100.yaml: dev0 ... dev7 (8 devices)\n"), std::string::npos) << cfg.output;
+  EXPECT_NE(cfg.output.find("gpu.hbm.bandwidth_gbps = 4800\n"), std::string::npos) << cfg.output;
   // sim collective takes them too: half the link bandwidth, a slower large all_reduce.
   const auto full = run_sim("collective all_reduce --hw '" + system("system_8x_a100") + "' --sizes 1073741824");
   const auto half = run_sim("collective all_reduce --hw '" + system("system_8x_a100") + "' --sizes 1073741824 --set "
