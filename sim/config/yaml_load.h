@@ -20,6 +20,9 @@ namespace npusim::config {
 
 // Most nodes a YAML document may expand to (aliases counted every time they are used).
 inline constexpr uint64_t kMaxYamlNodes = 1'000'000;
+// Deepest nesting of mappings and sequences. An alias inside the node its anchor names (`&a`
+// on a mapping holding `k: *a`) makes a cycle, which only this limit stops (fuzz finding).
+inline constexpr int kMaxYamlDepth = 256;
 
 namespace yaml_detail {
 
@@ -29,11 +32,16 @@ inline std::string line_of(const YAML::Node& n) {
 }
 
 // Depth-first over the document; duplicate keys of a mapping are an InputError at the second.
-inline void check_node(const YAML::Node& n, const std::string& path, const std::string& source, uint64_t& budget) {
+inline void check_node(const YAML::Node& n, const std::string& path, const std::string& source, uint64_t& budget,
+                       int depth = 0) {
   if (budget == 0)
     throw InputError(source, "", "the YAML document expands to more than " + std::to_string(kMaxYamlNodes) +
                                      " nodes (aliases?); the limit is in docs/hardening.md");
   --budget;
+  if (depth > kMaxYamlDepth && (n.IsMap() || n.IsSequence()))
+    throw InputError(source, (path.size() > 80 ? path.substr(0, 80) + "..." : path) + (line_of(n).empty() ? "" : " (" + line_of(n) + ")"),
+                     "nested deeper than " + std::to_string(kMaxYamlDepth) +
+                         " levels, or an alias inside the node its anchor names (a cycle)");
   if (n.IsMap()) {
     std::map<std::string, YAML::Node> seen;
     for (const auto& kv : n) {
@@ -51,11 +59,11 @@ inline void check_node(const YAML::Node& n, const std::string& path, const std::
                            "duplicate key '" + key + "'" + (first.empty() ? "" : " (first given at " + first + ")"));
         }
       }
-      check_node(kv.second, p, source, budget);
+      check_node(kv.second, p, source, budget, depth + 1);
     }
   } else if (n.IsSequence()) {
     size_t i = 0;
-    for (const auto& e : n) check_node(e, path + "[" + std::to_string(i++) + "]", source, budget);
+    for (const auto& e : n) check_node(e, path + "[" + std::to_string(i++) + "]", source, budget, depth + 1);
   }
 }
 

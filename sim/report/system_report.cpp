@@ -113,38 +113,67 @@ nlohmann::json system_to_json(const SystemReport& r) {
   return j;
 }
 
-const std::vector<std::string>& system_sweep_fields() {
-  static const std::vector<std::string> f = {"time_ms", "makespan_us", "busy_us", "comm_us", "comm_wait_us",
-                                             "mem_stall_us", "link_bytes", "devices"};
+namespace {
+
+// A system run's totals over its accelerators (host lanes left out).
+struct SystemTotals {
+  double makespan_ns = 0, busy_ns = 0, comm_ns = 0, wait_ns = 0, stall_ns = 0, link_bytes = 0;
+  int devices = 0;
+};
+
+// Rounded to the picosecond so that rows compare as text (sums of doubles).
+double ps_us(double ns) { return std::round(ns * 1000) / 1e6; }
+
+// The columns of a system sweep row, each with its value: one table, so the header and the
+// values cannot drift.
+struct SystemField {
+  const char* name;
+  nlohmann::ordered_json (*value)(const SystemTotals&);
+};
+
+const std::vector<SystemField>& system_fields() {
+  using J = nlohmann::ordered_json;
+  static const std::vector<SystemField> f = {
+      {"time_ms", [](const SystemTotals& t) { return J(std::round(t.makespan_ns) / 1e6); }},
+      {"makespan_us", [](const SystemTotals& t) { return J(ps_us(t.makespan_ns)); }},
+      {"busy_us", [](const SystemTotals& t) { return J(ps_us(t.busy_ns)); }},
+      {"comm_us", [](const SystemTotals& t) { return J(ps_us(t.comm_ns)); }},
+      {"comm_wait_us", [](const SystemTotals& t) { return J(ps_us(t.wait_ns)); }},
+      {"mem_stall_us", [](const SystemTotals& t) { return J(ps_us(t.stall_ns)); }},
+      {"link_bytes", [](const SystemTotals& t) { return J(static_cast<int64_t>(std::llround(t.link_bytes))); }},
+      {"devices", [](const SystemTotals& t) { return J(t.devices); }},
+  };
   return f;
+}
+
+}  // namespace
+
+const std::vector<std::string>& system_sweep_fields() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const SystemField& f : system_fields()) n.push_back(f.name);
+    return n;
+  }();
+  return names;
 }
 
 nlohmann::ordered_json system_sweep_metrics(const SystemReport& r) {
   const engine::SystemSimResult& m = *r.sim;
-  // Rounded to the picosecond so that rows compare as text (sums of doubles).
-  auto ps = [](double ns) { return std::round(ns * 1000) / 1e6; };
-  double busy = 0, comm = 0, wait = 0, stall = 0, link_bytes = 0;
-  int devices = 0;
+  SystemTotals t;
+  t.makespan_ns = m.makespan_ns;
   for (const auto& d : m.devices) {
     if (d.name.rfind("host:", 0) == 0) continue;
-    busy += d.busy_ns, comm += d.comm_ns, wait += d.comm_wait_ns, stall += d.mem_stall_ns, ++devices;
+    t.busy_ns += d.busy_ns, t.comm_ns += d.comm_ns, t.wait_ns += d.comm_wait_ns, t.stall_ns += d.mem_stall_ns, ++t.devices;
   }
-  for (const auto& l : m.links) link_bytes += l.bytes;
+  for (const auto& l : m.links) t.link_bytes += l.bytes;
   nlohmann::ordered_json j;
-  j["time_ms"] = std::round(m.makespan_ns) / 1e6;
-  j["makespan_us"] = ps(m.makespan_ns);
-  j["busy_us"] = ps(busy);
-  j["comm_us"] = ps(comm);
-  j["comm_wait_us"] = ps(wait);
-  j["mem_stall_us"] = ps(stall);
-  j["link_bytes"] = static_cast<int64_t>(std::llround(link_bytes));
-  j["devices"] = devices;
+  for (const SystemField& f : system_fields()) j[f.name] = f.value(t);
   nlohmann::ordered_json layers = nlohmann::ordered_json::array();
-  for (int t : r.sys->order) {
-    const auto& st = r.sys->supertasks[static_cast<size_t>(t)];
-    const auto& tt = m.tasks[static_cast<size_t>(t)];
-    layers.push_back({{"name", st.id}, {"op", kind_of(st)}, {"device", r.lane_of_task[static_cast<size_t>(t)]},
-                      {"time_us", ps(tt.end_ns - tt.start_ns)}});
+  for (int i : r.sys->order) {
+    const auto& st = r.sys->supertasks[static_cast<size_t>(i)];
+    const auto& tt = m.tasks[static_cast<size_t>(i)];
+    layers.push_back({{"name", st.id}, {"op", kind_of(st)}, {"device", r.lane_of_task[static_cast<size_t>(i)]},
+                      {"time_us", ps_us(tt.end_ns - tt.start_ns)}});
   }
   j["layers"] = layers;
   return j;
