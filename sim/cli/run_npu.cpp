@@ -71,7 +71,9 @@ int run_report_fields() {
 
 int run_config(bool markdown, const std::string& hw, const std::vector<std::string>& sets) {
   if (markdown) {
-    std::cout << config::schema_markdown();
+    std::cout << config::schema_markdown() << "\nSystem keys (the `system:` section of a system file, docs/system.md#config; also "
+              << "`--set` and sweep axes on a system config; the reader checks ranges, choices and combinations):\n\n"
+              << config::system_keys_markdown();
     return kOk;
   }
   // A system: the system keys its file (or --set) gives, then each distinct device config

@@ -65,17 +65,58 @@ std::vector<std::string> keys_under(const std::string& section) {
 
 }  // namespace
 
-const std::vector<std::string>& system_keys() {
-  static const std::vector<std::string> keys = {
-      "system.link.topology", "system.link.bandwidth_gbps", "system.link.latency_us", "system.link.efficiency",
-      "system.link.switch_reduction", "system.nodes.devices_per_node", "system.nodes.nic_bandwidth_gbps",
-      "system.nodes.nic_latency_us", "system.nodes.nic_efficiency", "system.collectives.model",
-      "system.collectives.generation", "system.collectives.protocol", "system.collectives.channels",
-      "system.collectives.ring_fill_mib", "system.collectives.nvls_fill_mib", "system.collectives.all_reduce",
-      "system.collectives.all_gather", "system.collectives.reduce_scatter", "system.collectives.all_to_all",
-      "system.collectives.broadcast", "system.collectives.reduce", "system.collectives.gather",
-      "system.host.bandwidth_gbps", "system.host.op_overhead_us"};
+const std::vector<SystemKey>& system_key_decls() {
+  using T = ParamType;
+  static const std::vector<SystemKey> keys = {
+      {"system.link.topology", T::String, "", "fully_connected (a link per pair), ring (neighbours only), switch (one port per device into a non-blocking switch)"},
+      {"system.link.bandwidth_gbps", T::Double, "GB/s", "one link, one direction (switch: one device's port), the line rate"},
+      {"system.link.latency_us", T::Double, "us", "per hop (switch: device to device)"},
+      {"system.link.efficiency", T::Double, "fraction", "share of the line rate the transport reaches (default 1)"},
+      {"system.link.switch_reduction", T::Bool, "", "the switch reduces (NVLink SHARP, NCCL's NVLS); needs topology switch"},
+      {"system.nodes.devices_per_node", T::Int, "devices", "devices [k*d, (k+1)*d) form node k; divides the device count"},
+      {"system.nodes.nic_bandwidth_gbps", T::Double, "GB/s", "each device's NIC into the network between nodes, per direction (default 50)"},
+      {"system.nodes.nic_latency_us", T::Double, "us", "NIC to NIC (default 5)"},
+      {"system.nodes.nic_efficiency", T::Double, "fraction", "share of the NIC's line rate reached (default 1)"},
+      {"system.collectives.model", T::String, "", "plain (every step at the links' rates) or nccl (NCCL's cost model and tuner)"},
+      {"system.collectives.generation", T::String, "", "nccl only: volta, ampere, hopper, blackwell or cdna3 (RCCL)"},
+      {"system.collectives.protocol", T::String, "", "nccl only: auto, ll, ll128 or simple for every collective"},
+      {"system.collectives.channels", T::Int, "channels", "nccl only: rings / trees side by side (default 16)"},
+      {"system.collectives.ring_fill_mib", T::Double, "MiB", "nccl only: pipeline fill of ring and tree collectives (default 0)"},
+      {"system.collectives.nvls_fill_mib", T::Double, "MiB", "nccl only: pipeline fill of nvls collectives (default 0)"},
+      {"system.collectives.all_reduce", T::String, "", "ring, tree, direct, pairwise, nvls, or auto with nccl"},
+      {"system.collectives.all_gather", T::String, "", "as all_reduce (no nvls)"},
+      {"system.collectives.reduce_scatter", T::String, "", "as all_reduce (no nvls)"},
+      {"system.collectives.all_to_all", T::String, "", "as all_reduce (no nvls); plain default pairwise"},
+      {"system.collectives.broadcast", T::String, "", "as all_reduce (no nvls); plain default direct"},
+      {"system.collectives.reduce", T::String, "", "as all_reduce (no nvls); plain default direct"},
+      {"system.collectives.gather", T::String, "", "as all_reduce (no nvls); plain default direct"},
+      {"system.host.bandwidth_gbps", T::Double, "GB/s", "cpu supertasks move their bytes at this rate (default 10)"},
+      {"system.host.op_overhead_us", T::Double, "us", "plus this per cpu supertask (default 5)"}};
   return keys;
+}
+
+const std::vector<std::string>& system_keys() {
+  static const std::vector<std::string> paths = [] {
+    std::vector<std::string> p;
+    for (const SystemKey& k : system_key_decls()) p.push_back(k.path);
+    return p;
+  }();
+  return paths;
+}
+
+const SystemKey* find_system_key(const std::string& path) {
+  for (const SystemKey& k : system_key_decls())
+    if (k.path == path) return &k;
+  return nullptr;
+}
+
+std::string system_keys_markdown() {
+  std::string o = "| key | type | unit | meaning |\n|---|---|---|---|\n";
+  for (const SystemKey& k : system_key_decls())
+    o += "| `" + k.path + "` | " +
+         (k.type == ParamType::Int ? "int" : k.type == ParamType::Double ? "number" : k.type == ParamType::Bool ? "bool" : "string") +
+         " | " + k.unit + " | " + k.meaning + " |\n";
+  return o;
 }
 
 std::optional<models::CollectiveAlgo> SystemConfig::forced_algorithm(const std::string& kind) const {

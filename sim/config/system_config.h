@@ -48,9 +48,19 @@ struct SystemConfig {
   static SystemConfig load(const std::string& path, const std::vector<std::string>& overrides = {});
 };
 
-// The keys under `system:` that hold one value (docs/system.md#config): system.link.*,
-// system.nodes.*, system.collectives.*, system.host.*. system.devices is a list, not among them.
-const std::vector<std::string>& system_keys();
+// A key under `system:` that holds one value (docs/system.md#config): system.link.*,
+// system.nodes.*, system.collectives.*, system.host.*; system.devices is a list, not among them.
+// The reader checks each value (ranges, choices, combinations); this declares what it is.
+struct SystemKey {
+  std::string path;
+  ParamType type;
+  std::string unit, meaning;
+};
+const std::vector<SystemKey>& system_key_decls();
+const std::vector<std::string>& system_keys();  // their paths, in the same order
+const SystemKey* find_system_key(const std::string& path);
+// Markdown table of the system keys (docs/config.md, after the device keys).
+std::string system_keys_markdown();
 
 // True when the file (after --hw name resolution) has a top-level `system:` key.
 bool is_system_config(const std::string& path);

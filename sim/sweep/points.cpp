@@ -143,25 +143,15 @@ SweepBase resolve_base(const SweepSpec& spec) {
   }
   // A system: system.* keys with the file's values; device keys with the first device that has them.
   const config::SystemConfig sys = config::SystemConfig::load(spec.hw);
-  auto is_system_key = [](const std::string& n) {
-    return std::find(config::system_keys().begin(), config::system_keys().end(), n) != config::system_keys().end();
-  };
   b.device = "system";
   b.expansion = expand_with(
       spec,
       [&](const std::string& n) -> std::optional<KeyInfo> {
-        if (is_system_key(n)) {
+        if (const config::SystemKey* k = config::find_system_key(n)) {
           const auto it = sys.values.find(n);
           if (it == sys.values.end() && std::find(spec.axis_keys().begin(), spec.axis_keys().end(), n) == spec.axis_keys().end())
             throw InputError(spec.source, "constraints", n + " is not set in " + sys.source + ": sweep it, or set it there");
-          const bool text = n.find("bandwidth") == std::string::npos && n.find("latency") == std::string::npos &&
-                            n.find("efficiency") == std::string::npos && n.find("_mib") == std::string::npos &&
-                            n.find("devices_per_node") == std::string::npos && n.find("channels") == std::string::npos &&
-                            n.find("overhead") == std::string::npos;
-          return KeyInfo{n == "system.link.switch_reduction" ? config::ParamType::Bool
-                         : text                              ? config::ParamType::String
-                                                             : config::ParamType::Double,
-                         it == sys.values.end() ? "" : it->second};
+          return KeyInfo{k->type, it == sys.values.end() ? "" : it->second};
         }
         const config::ParamDecl* d = config::find_param(n);
         if (!d) return std::nullopt;
