@@ -47,6 +47,7 @@ struct LlmCliOptions {
   std::string trace;
   int64_t max_batch_tokens = 8192;
   int max_seqs = 256;
+  bool chunked_prefill = false;  // --chunked-prefill
   std::string plot;  // --plot OUT.png: scripts/plot_run.py draws the serving pictures
   // Pipeline files (a runtime's own prefill and decode passes) instead of a zoo model.
   std::string prefill_pipeline, decode_pipeline;
@@ -185,6 +186,8 @@ int run_llm_cmd(const LlmCliOptions& o) {
   su.cap_key = su.gpu ? "gpu.hbm.capacity_gib" : "memory.dram.capacity_gib";
   su.capacity = su.hw.get_double(su.cap_key) * (1 << 30);
   if (o.arrival_rate > 0 || !o.trace.empty()) return run_continuous(o, su);
+  if (o.chunked_prefill)
+    throw InputError("sim llm", "--chunked-prefill", "applies to continuous batching (--arrival-rate or --trace)");
   const auto& hw = su.hw;
   const auto& sys_cfg = su.sys_cfg;
   const bool on_system = su.on_system, gpu = su.gpu;
@@ -333,13 +336,14 @@ int run_continuous(const LlmCliOptions& o, const Setup& su) {
     kv_hi = std::max(kv_hi, q.input + q.output - 2);
     longest = std::max(longest, q.input + q.output);
   }
-  if (in_hi > o.max_batch_tokens)
+  if (in_hi > o.max_batch_tokens && !o.chunked_prefill)
     throw InputError("sim llm", "--max-batch-tokens", "a prompt of " + std::to_string(in_hi) + " tokens exceeds the " +
-                                                          std::to_string(o.max_batch_tokens) + " tokens a prefill step may take");
+                                                          std::to_string(o.max_batch_tokens) + " tokens a prefill step may take (or give --chunked-prefill)");
   // What the KV cache may take: the capacity less the weights and one prefill step's activations.
   llm::SchedulerOptions so;
   so.max_batch_tokens = o.max_batch_tokens;
   so.max_seqs = o.max_seqs;
+  so.chunked_prefill = o.chunked_prefill;
   so.kv_bytes_per_token = su.mem.kv_bytes_per_token;
   so.kv_capacity_bytes = su.capacity - su.mem.weight_bytes - static_cast<double>(o.max_batch_tokens) * su.mem.activation_bytes_per_token;
   const double per_longest = static_cast<double>((longest + so.block_tokens - 1) / so.block_tokens * so.block_tokens) * so.kv_bytes_per_token;
@@ -384,6 +388,15 @@ int run_continuous(const LlmCliOptions& o, const Setup& su) {
     const double a = bx.size() == 1 ? lo_ns[0] : lin(bx, lo_ns, batch), c = bx.size() == 1 ? hi_ns[0] : lin(bx, hi_ns, batch);
     return std::max(a + (c - a) * f, 0.0);
   };
+  // A chunked step (docs/llm.md#chunked-prefill): every token of the step goes through the
+  // GEMMs, norms and activations once, as a prefill of that many tokens does (the weights read
+  // once), and each decode adds its attention over its KV cache: a decode step's time above the
+  // same batch's at the shortest KV length.
+  cost.mixed_ns = [prefill = cost.prefill_ns, decode = cost.decode_ns, kv_lo](int64_t prompt, int decodes, double kv_mean) {
+    if (prompt == 0) return decode(decodes, kv_mean);
+    if (decodes == 0) return prefill(prompt, 1);
+    return prefill(prompt + decodes, 1) + std::max(0.0, decode(decodes, kv_mean) - decode(decodes, static_cast<double>(kv_lo)));
+  };
   const llm::ContinuousResult res = llm::serve_continuous(reqs, so, cost);
   const llm::Metrics m = llm::continuous_metrics(res);
 
@@ -398,8 +411,11 @@ int run_continuous(const LlmCliOptions& o, const Setup& su) {
   j["latency_ms"] = latency_json(m);
   j["memory"] = {{"capacity_gib", su.capacity / gib}, {"weights_gib", su.mem.weight_bytes / gib}, {"kv_cache_capacity_gib", so.kv_capacity_bytes / gib},
                  {"peak_kv_cache_gib", res.peak_kv_bytes / gib}};
-  j["scheduler"] = {{"policy", "prefill first (vLLM, no preemption)"}, {"max_batch_tokens", o.max_batch_tokens}, {"max_seqs", o.max_seqs},
-                    {"prefill_steps", res.prefill_steps}, {"decode_steps", res.decode_steps}, {"peak_running", res.peak_running}};
+  j["scheduler"] = {{"policy", o.chunked_prefill ? "chunked prefill (vLLM v1, Sarathi-Serve: decodes first, then prompt chunks; no preemption)"
+                                                  : "prefill first (vLLM, no preemption)"},
+                    {"max_batch_tokens", o.max_batch_tokens}, {"max_seqs", o.max_seqs},
+                    {"prefill_steps", res.prefill_steps}, {"decode_steps", res.decode_steps}, {"mixed_steps", res.mixed_steps},
+                    {"peak_running", res.peak_running}};
   nlohmann::ordered_json steps = nlohmann::ordered_json::array();
   for (const Pass& p : passes) steps.push_back(step_json(p, su.on_system));
   j["steps"] = steps;
@@ -453,6 +469,8 @@ int run_continuous(const LlmCliOptions& o, const Setup& su) {
 // pipeline on a system, each simulated once; every decode step is taken to cost the decode
 // pipeline's time (its file fixes one KV length), the batch is the pipelines' own.
 int run_pipelines(const LlmCliOptions& o) {
+  if (o.chunked_prefill)
+    throw InputError("sim llm", "--chunked-prefill", "applies to continuous batching of a zoo model (--arrival-rate or --trace)");
   if (o.prefill_pipeline.empty() || o.decode_pipeline.empty())
     throw InputError("sim llm", o.prefill_pipeline.empty() ? "--prefill" : "--decode", "give both --prefill and --decode pipeline files");
   if (!o.model.empty()) throw InputError("sim llm", "model", "give a zoo model or pipeline files, not both");
@@ -541,6 +559,8 @@ std::function<int()> add_llm_command(CLI::App& app) {
   cmd->add_option("--trace", o->trace, "continuous batching: requests from a CSV (arrival_s,input_tokens,output_tokens)");
   cmd->add_option("--max-batch-tokens", o->max_batch_tokens, "continuous batching: prompt tokens per prefill step")->capture_default_str();
   cmd->add_option("--max-seqs", o->max_seqs, "continuous batching: requests running at once at most")->capture_default_str();
+  cmd->add_flag("--chunked-prefill", o->chunked_prefill,
+                "continuous batching: each step takes --max-batch-tokens tokens, decodes first, then prompt chunks (vLLM v1)");
   cmd->add_option("--report", o->report, "write the report as JSON");
   cmd->add_option("--plot", o->plot, "draw tokens/s, latency and the KV cache over time into this PNG (needs python3-matplotlib)");
   cmd->add_flag("-q,--quiet", o->quiet, "no table on stdout");

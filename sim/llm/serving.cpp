@@ -154,6 +154,83 @@ ContinuousResult serve_continuous(const std::vector<Request>& reqs, const Schedu
   size_t next = 0;  // the first request not yet admitted (arrival order)
   double t = 0, used = 0;
   size_t done = 0;
+  if (opt.chunked_prefill) {
+    if (!cost.mixed_ns) throw InternalError("serve_continuous: chunked prefill without a mixed step cost");
+    struct Prompt {
+      size_t id;
+      int64_t left;  // prompt tokens not yet through a step
+    };
+    std::vector<Prompt> prompts;  // admitted, prompt not finished, in admission order
+    while (done < reqs.size()) {
+      int64_t budget = opt.max_batch_tokens;
+      // The running decodes first (one token each), as many as the budget holds.
+      const size_t decodes = std::min<size_t>(running.size(), static_cast<size_t>(budget));
+      budget -= static_cast<int64_t>(decodes);
+      // Then the prompts already begun, then new requests in arrival order.
+      std::vector<std::pair<size_t, int64_t>> chunks;  // (index in prompts, tokens)
+      for (size_t i = 0; i < prompts.size() && budget > 0; ++i) {
+        const int64_t c = std::min(prompts[i].left, budget);
+        chunks.push_back({i, c});
+        budget -= c;
+      }
+      while (budget > 0 && next < reqs.size()) {
+        const Request& q = reqs[next];
+        if (q.arrival_ns > t) break;
+        if (static_cast<int>(running.size() + prompts.size()) >= opt.max_seqs) break;
+        if (used + reserve(q) > opt.kv_capacity_bytes) break;
+        used += reserve(q);
+        prompts.push_back({next++, q.input});
+        const int64_t c = std::min(prompts.back().left, budget);
+        chunks.push_back({prompts.size() - 1, c});
+        budget -= c;
+      }
+      if (decodes == 0 && chunks.empty()) {
+        t = std::max(t, reqs[next].arrival_ns);  // idle until the next arrival
+        continue;
+      }
+      int64_t prompt_tokens = 0;
+      for (const auto& [i, c] : chunks) prompt_tokens += c;
+      double kv = 0;
+      for (size_t i = 0; i < decodes; ++i) kv += static_cast<double>(running[i].kv);
+      t += cost.mixed_ns(prompt_tokens, static_cast<int>(decodes), decodes ? kv / static_cast<double>(decodes) : 0.0);
+      if (prompt_tokens > 0) ++res.mixed_steps;
+      else ++res.decode_steps;
+      int out = 0;
+      // Decodes: one token each.
+      std::vector<Running> still;
+      for (size_t i = 0; i < running.size(); ++i) {
+        Running r = running[i];
+        if (i < decodes) {
+          ++r.kv, ++r.generated, ++out;
+          if (r.generated >= reqs[r.id].output) {
+            res.requests[r.id].finish_ns = t, used -= reserve(reqs[r.id]), ++done;
+            continue;
+          }
+        }
+        still.push_back(r);
+      }
+      running.swap(still);
+      // Prompts: a finished one gives its first token and starts decoding next step.
+      for (const auto& [i, c] : chunks) prompts[i].left -= c;
+      std::vector<Prompt> unfinished;
+      for (const Prompt& p : prompts) {
+        if (p.left > 0) {
+          unfinished.push_back(p);
+          continue;
+        }
+        ++out;
+        res.requests[p.id].first_token_ns = t;
+        if (reqs[p.id].output <= 1) res.requests[p.id].finish_ns = t, used -= reserve(reqs[p.id]), ++done;
+        else running.push_back({p.id, reqs[p.id].input, 1});
+      }
+      prompts.swap(unfinished);
+      res.tokens_out.push_back({t, out});
+      res.peak_running = std::max(res.peak_running, static_cast<int>(running.size() + prompts.size()));
+      res.peak_kv_bytes = std::max(res.peak_kv_bytes, used);
+      res.kv_bytes_over_time.push_back({t, used});
+    }
+    return res;
+  }
   while (done < reqs.size()) {
     // Admit in arrival order what has arrived and fits: one prefill step.
     std::vector<size_t> admit;

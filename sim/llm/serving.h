@@ -74,6 +74,9 @@ std::vector<Request> poisson_requests(int n, double rate_per_s, int64_t input, i
 struct StepCost {
   std::function<double(int64_t tokens, int requests)> prefill_ns;
   std::function<double(int batch, double kv_mean)> decode_ns;
+  // Chunked prefill: one step of `prompt_tokens` prompt tokens (chunks of one or more prompts)
+  // beside `decodes` requests decoding one token each, their KV lengths averaging kv_mean.
+  std::function<double(int64_t prompt_tokens, int decodes, double kv_mean)> mixed_ns;
 };
 struct SchedulerOptions {
   int64_t max_batch_tokens = 8192;  // prompt tokens one prefill step may take (vLLM's max_num_batched_tokens)
@@ -81,6 +84,9 @@ struct SchedulerOptions {
   double kv_capacity_bytes = 0;     // what the KV cache may take on the device
   double kv_bytes_per_token = 0;
   int block_tokens = 16;            // paged blocks: a request reserves ceil((input + output) / 16) of them
+  // vLLM v1 / Sarathi-Serve: every step takes max_batch_tokens tokens at most, the running
+  // decodes first, then chunks of prompts (cost.mixed_ns); a prompt may span several steps.
+  bool chunked_prefill = false;
 };
 struct RequestResult {
   double arrival_ns = 0, first_token_ns = 0, finish_ns = 0;
@@ -91,14 +97,17 @@ struct ContinuousResult {
   std::vector<std::pair<double, double>> kv_bytes_over_time;  // (t, bytes reserved) after each step
   std::vector<std::pair<double, int>> tokens_out;  // (t, output tokens the step produced), per step
   int prefill_steps = 0, decode_steps = 0;
+  int mixed_steps = 0;  // chunked prefill: steps holding prompt tokens (with or without decodes)
   double peak_kv_bytes = 0;
   int peak_running = 0;
 };
 // vLLM's scheduler without preemption: whenever requests wait and their blocks fit, a prefill
 // step takes them in arrival order (up to max_batch_tokens prompt tokens and max_seqs running);
-// otherwise every running request decodes one token. A request reserves its whole life's
-// blocks when admitted and frees them when its last token is out. InputError when a request
-// can never fit.
+// otherwise every running request decodes one token. With chunked_prefill, each step first
+// decodes every running request, then spends what is left of max_batch_tokens on prompt chunks:
+// the prompt already begun, then new requests in arrival order; a request's first token comes
+// with the step that ends its prompt. A request reserves its whole life's blocks when admitted
+// and frees them when its last token is out. InputError when a request can never fit.
 ContinuousResult serve_continuous(const std::vector<Request>& requests, const SchedulerOptions& opt, const StepCost& cost);
 Metrics continuous_metrics(const ContinuousResult& r);
 

@@ -297,6 +297,28 @@ TEST(LlmCli, ServesOnASystemAsATensorAndPipelineParallelPipeline) {
 
 // Continuous batching: Poisson arrivals or a trace; a request trace that is wrong is refused
 // by file and line.
+// issue 30: chunked prefill. Prompts of 96 tokens with a 64-token step budget are refused
+// without it and split over steps with it; decodes then never wait for a whole prefill.
+TEST(LlmCli, ChunkedPrefillSplitsPromptsOverSteps) {
+  const std::string d = scratch_dir("llm_chunked");
+  const std::string base = "llm gpt2 --hw gpu_h100 --arrival-rate 200 --requests 30 --input 96 --output 16 --seed 5 "
+                           "--max-batch-tokens 64 -q --report '" + d;
+  auto r = run_sim(base + "/plain.json'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--chunked-prefill"), std::string::npos) << r.output;
+  r = run_sim(base + "/c.json' --chunked-prefill");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto c = nlohmann::json::parse(read_text(d + "/c.json"));
+  EXPECT_NE(c["scheduler"]["policy"].get<std::string>().find("chunked prefill"), std::string::npos);
+  EXPECT_EQ(c["scheduler"]["prefill_steps"], 0);
+  EXPECT_GE(c["scheduler"]["mixed_steps"].get<int>(), 30 * 96 / 64);  // every prompt token passes once
+  EXPECT_GT(c["totals"]["tpot_ms"].get<double>(), 0);
+  // Static batching has no steps to chunk: refused by name.
+  r = run_sim("llm gpt2 --hw gpu_h100 --batch 4 --input 64 --output 4 --chunked-prefill -q");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--chunked-prefill: applies to continuous batching"), std::string::npos) << r.output;
+}
+
 TEST(LlmCli, ContinuousBatchingFromPoissonArrivalsAndATrace) {
   const std::string d = scratch_dir("llm_continuous");
   auto r = run_sim("llm gpt2 --hw gpu_h100 --arrival-rate 50 --requests 40 --input 64 --output 8 --seed 3 --max-seqs 8 -q --report '" + d + "/p.json'");

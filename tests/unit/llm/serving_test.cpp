@@ -105,6 +105,38 @@ TEST(LlmContinuous, PrefillFirstSchedulerByHand) {
   EXPECT_DOUBLE_EQ(m.output_tokens_per_s, 9 / 7e-3);
 }
 
+// Chunked prefill by hand: a step of p prompt tokens and d decodes takes p + 10 d ns; a step
+// holds 5 tokens. A (6 in, 3 out) and B (4 in, 2 out) arrive at 0:
+//   step 1: A's first 5 prompt tokens                      -> t = 5
+//   step 2: A's last token (first token of A), B's 4 (B's) -> t = 10
+//   step 3: A and B decode                                 -> t = 30, B done (2 tokens)
+//   step 4: A decodes                                      -> t = 40, A done
+TEST(LlmContinuous, ChunkedPrefillDecodesFirstThenChunksPromptsByHand) {
+  SchedulerOptions o;
+  o.kv_capacity_bytes = 1e12, o.kv_bytes_per_token = 1;
+  o.max_batch_tokens = 5;
+  o.chunked_prefill = true;
+  StepCost c = fixed_costs();
+  std::vector<std::pair<int64_t, int>> steps;
+  c.mixed_ns = [&](int64_t prompt, int decodes, double) {
+    steps.push_back({prompt, decodes});
+    return static_cast<double>(prompt + 10 * decodes);
+  };
+  const std::vector<Request> reqs{{0, 6, 3}, {0, 4, 2}};
+  const ContinuousResult r = serve_continuous(reqs, o, c);
+  EXPECT_EQ(steps, (std::vector<std::pair<int64_t, int>>{{5, 0}, {5, 0}, {0, 2}, {0, 1}}));
+  EXPECT_DOUBLE_EQ(r.requests[0].first_token_ns, 10);
+  EXPECT_DOUBLE_EQ(r.requests[1].first_token_ns, 10);
+  EXPECT_DOUBLE_EQ(r.requests[1].finish_ns, 30);
+  EXPECT_DOUBLE_EQ(r.requests[0].finish_ns, 40);
+  EXPECT_EQ(r.mixed_steps, 2);
+  EXPECT_EQ(r.decode_steps, 2);
+  // A prompt longer than a step's budget is fine: it spans steps (12 tokens, budget 5: 3 steps).
+  const ContinuousResult l = serve_continuous({{0, 12, 1}}, o, c);
+  EXPECT_DOUBLE_EQ(l.requests[0].first_token_ns, 12);
+  EXPECT_EQ(l.mixed_steps, 3);
+}
+
 TEST(LlmContinuous, AFullKvCacheHoldsRequestsBack) {
   SchedulerOptions o;
   o.kv_bytes_per_token = 1;
