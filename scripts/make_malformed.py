@@ -863,11 +863,18 @@ CRASHER_ARGS = {
 }
 
 
+# Findings read another way than their target's default (a system file: as `sim config` reads it).
+CRASHER_FILE_ARGS = {
+    "hw_yaml-4-system-device-name-too-long.yaml": "config --hw {f}",
+}
+
+
 # What each finding must give now that it is fixed (default: exit 2 naming the file).
 CRASHER_EXPECT = {
     "hw_yaml-1-yaml-cpp-loadall-loop.yaml": (2, ["{name}: line 3, column 1", "malformed YAML"]),
     "hw_yaml-2-alias-cycle-stack-overflow.yaml": (2, ["{name}: na*e[0].np[0]", "an alias inside the node its anchor names"]),
     "hw_yaml-3-alias-cycle-in-a-mapping.yaml": (2, ["{name}: nk.nk.nk", "nested deeper than 256 levels"]),
+    "hw_yaml-4-system-device-name-too-long.yaml": (2, ["{name}: system.devices[1]", "device config"]),
     "sweep_spec-1-yaml-cpp-loadall-loop.yaml": (2, ["{name}: line 2, column 4", "malformed YAML"]),
     "sweep_spec-2-range-int64-overflow.yaml": (2, ["{name}: axes/zip/npu.pe_array.cols (line 5)"]),
     "onnx-1-libonnx-conv-rank2.onnx": (2, ["{name}: /graph/node/0 (Conv)", "no static shape"]),
@@ -885,6 +892,7 @@ def crashers():
             data = f.read()
         path = write("fuzz", fn, data)
         args, code, expect = CRASHER_ARGS[target]
+        args = CRASHER_FILE_ARGS.get(fn, args)
         code, expect = CRASHER_EXPECT.get(fn, (code, expect))
         case("fuzz_" + fn.split(".")[0].replace("-", "_"), args.replace("{f}", path), code,
              *[e.replace("{name}", fn) for e in expect])

@@ -231,7 +231,8 @@ static SystemConfig load_resolved(const std::string& source, const Overrides& o)
     }
     // A relative file is relative to the system file; otherwise a shipped name.
     const std::filesystem::path rel = dir / cfg;
-    const std::string path = std::filesystem::is_regular_file(rel) ? rel.string() : cfg;
+    std::error_code ec;  // a name too long for the file system is no file: a shipped name, or an error below
+    const std::string path = std::filesystem::is_regular_file(rel, ec) ? rel.string() : cfg;
     HwConfig hw;
     try {
       hw = HwConfig::load(path);
