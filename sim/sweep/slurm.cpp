@@ -49,7 +49,7 @@ std::string record_path(const std::string& dir) { return dir + "/submit.json"; }
 
 std::optional<Record> read_record(const std::string& dir) {
   const std::string path = record_path(dir);
-  if (!fs::exists(path)) return std::nullopt;
+  if (!path_exists(path)) return std::nullopt;
   Record r;
   try {
     const Row j = Row::parse(read_file(path));
@@ -161,7 +161,7 @@ struct ShardProgress {
 ShardProgress progress_of(const std::string& dir, int expected) {
   ShardProgress p;
   p.expected = expected;
-  p.started = fs::exists(dir + "/manifest.json");
+  p.started = path_exists(dir + "/manifest.json");
   for (const auto& e : Journal::index(dir + "/journal.jsonl", 0, false)) {
     ++p.done;
     p.failed += e.status != "ok";
@@ -209,7 +209,7 @@ int submit_sweep(const SweepSpec* given, const SubmitOptions& o, std::ostream& o
   if (o.array_size < 0) throw InputError("--array-size", std::to_string(o.array_size), "must be at least 1");
   if (o.cpus_per_task < 1) throw InputError("--cpus-per-task", std::to_string(o.cpus_per_task), "must be at least 1");
   const std::string dir = fs::absolute(o.out_dir).lexically_normal().string();
-  if (fs::exists(dir + "/manifest.json"))
+  if (path_exists(dir + "/manifest.json"))
     throw InputError(dir, "", "holds a sweep run without --slurm: choose another --out");
   const std::optional<Record> old = read_record(dir);
   SweepSpec spec;
@@ -242,7 +242,7 @@ int submit_sweep(const SweepSpec* given, const SubmitOptions& o, std::ostream& o
   for (const auto& w : spec.workloads) names.push_back(w.name);
   for (int i = 0; i < n; ++i) {
     const std::string sd = shard_dir(dir, i);
-    if (fs::exists(sd + "/manifest.json")) {
+    if (path_exists(sd + "/manifest.json")) {
       const Manifest m = read_manifest(sd);
       if (m.fingerprint != fp || m.shard.index != i || m.shard.count != n)
         throw InputError(sd, "", "holds another sweep or shard than " + Shard{i, n}.text() + " of this one");
@@ -330,7 +330,7 @@ int sweep_status(const std::string& dir, std::ostream& out) {
     queued = queued_tasks(*rec);
     for (int i = 0; i < n; ++i) lines.push_back({i, shard_dir(dir, i), {}, ""});
   } else {
-    if (!fs::exists(dir + "/manifest.json"))
+    if (!path_exists(dir + "/manifest.json"))
       throw InputError(dir, "", "not a sweep output directory (no manifest.json, no submit.json)");
     const Manifest m = read_manifest(dir);
     n = m.shard.count;
@@ -352,7 +352,7 @@ int sweep_status(const std::string& dir, std::ostream& out) {
       complete = false;
       if (q != queued.end())
         l.state = (q->second.first == "pending" ? std::string("queued") : q->second.first) + " (job " + q->second.second + ")";
-      else if (!l.p.started || (l.p.done == 0 && !fs::exists(l.dir + "/journal.jsonl")))
+      else if (!l.p.started || (l.p.done == 0 && !path_exists(l.dir + "/journal.jsonl")))
         l.state = "not started";
       else
         l.state = "incomplete: submit again to finish it";

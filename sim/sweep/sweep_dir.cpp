@@ -12,6 +12,11 @@
 
 namespace npusim::sweep {
 
+bool path_exists(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec);
+}
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -44,7 +49,7 @@ void write_manifest(const std::string& dir, const Manifest& m) {
 
 Manifest read_manifest(const std::string& dir) {
   const std::string path = dir + "/manifest.json";
-  if (!fs::exists(path)) throw InputError(dir, "", "not a sweep output directory (no manifest.json)");
+  if (!path_exists(path)) throw InputError(dir, "", "not a sweep output directory (no manifest.json)");
   Manifest m;
   try {
     const Row j = Row::parse(read_file(path));
@@ -71,13 +76,13 @@ int merge_sweeps(const std::vector<std::string>& given, const std::string& out_d
   std::vector<std::string> dirs;
   std::map<int, std::string> not_started;  // shard index -> its directory
   for (const auto& g : given) {
-    const std::vector<std::string> shards = fs::exists(g + "/manifest.json") ? std::vector<std::string>{} : submitted_shard_dirs(g);
+    const std::vector<std::string> shards = path_exists(g + "/manifest.json") ? std::vector<std::string>{} : submitted_shard_dirs(g);
     if (shards.empty()) {
       dirs.push_back(g);
       continue;
     }
     for (size_t i = 0; i < shards.size(); ++i) {
-      if (fs::exists(shards[i] + "/manifest.json")) dirs.push_back(shards[i]);
+      if (path_exists(shards[i] + "/manifest.json")) dirs.push_back(shards[i]);
       else not_started[static_cast<int>(i)] = shards[i];
     }
   }
@@ -143,7 +148,7 @@ int merge_sweeps(const std::vector<std::string>& given, const std::string& out_d
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) throw InputError(out_dir, "", "cannot create the output directory: " + ec.message());
-  if (fs::exists(out_dir + "/manifest.json")) throw InputError(out_dir, "", "already holds a sweep: choose another output");
+  if (path_exists(out_dir + "/manifest.json")) throw InputError(out_dir, "", "already holds a sweep: choose another output");
   Manifest merged = first;
   merged.shard = Shard{};
   // The merged directory gets a journal too (sorted, with wall times): report and merge read it.

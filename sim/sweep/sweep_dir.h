@@ -10,6 +10,10 @@
 
 namespace npusim::sweep {
 
+// Whether a path exists, never throwing: a name the file system refuses (too long, a component
+// that is a file) does not exist, and the caller's message names the path.
+bool path_exists(const std::string& path);
+
 struct Manifest {
   std::string fingerprint;
   Shard shard;

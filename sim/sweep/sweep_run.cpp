@@ -82,7 +82,7 @@ int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn
   DirLock lock(o.out_dir);
 
   const std::string manifest_path = o.out_dir + "/manifest.json";
-  const bool have_manifest = fs::exists(manifest_path);
+  const bool have_manifest = path_exists(manifest_path);
   if (have_manifest && !o.resume)
     throw InputError(o.out_dir, "", "already holds a sweep: add --resume to continue it, or choose another --out");
   Manifest old;

@@ -263,6 +263,17 @@ TEST(SweepCli, ASystemConfigSweepsLinkAndDeviceKeys) {
   EXPECT_NE(bad.output.find("system.link.bandwidth_gbps = -5"), std::string::npos) << bad.output;
 }
 
+// A directory name the file system refuses (longer than NAME_MAX) is no sweep directory: exit 2
+// naming it, not an internal error from std::filesystem.
+TEST(SweepCli, ANameTooLongForTheFileSystemIsNoSweepDirectory) {
+  const std::string dir = scratch_dir("sweep_long") + "/" + std::string(300, 'x');
+  for (const char* cmd : {"sweep report", "sweep status"}) {
+    const auto r = run_sim(std::string(cmd) + " '" + dir + "'");
+    EXPECT_EQ(r.exit_code, 2) << cmd << "\n" << r.output;
+    EXPECT_NE(r.output.find("not a sweep output directory"), std::string::npos) << r.output;
+  }
+}
+
 TEST(SweepCli, BadSweepFileIsExitTwoNamingFileAndLine) {
   const std::string d = scratch_dir("sweep_bad");
   const auto r = run_sim("sweep '" + write_sweep(d, "constraints:\n  - npu.pe_array.rowz <= 64\n") + "' -o '" + d + "/out'");
