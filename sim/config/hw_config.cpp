@@ -270,6 +270,10 @@ const std::vector<KeyOrder>& key_orders() {
   return rules;
 }
 
+const char* param_type_name(ParamType t) {
+  return t == ParamType::Int ? "int" : t == ParamType::Double ? "number" : t == ParamType::Bool ? "bool" : "string";
+}
+
 std::string schema_markdown() {
   std::ostringstream o;
   o << "| key | type | default | unit | range | meaning |\n|---|---|---|---|---|---|\n";
@@ -280,8 +284,7 @@ std::string schema_markdown() {
       for (const auto& c : p.choices) meaning += " `" + c + "`";
       meaning += ")";
     }
-    o << "| `" << p.path << "` | " << (p.type == ParamType::Int ? "int" : p.type == ParamType::Double ? "number"
-                                       : p.type == ParamType::Bool ? "bool" : "string")
+    o << "| `" << p.path << "` | " << param_type_name(p.type)
       << " | " << p.default_value << " | " << p.unit << " | "
       << (p.type == ParamType::Int || p.type == ParamType::Double ? p.range.text() : "") << " | " << meaning << " |\n";
   }

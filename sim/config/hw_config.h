@@ -107,4 +107,7 @@ bool param_applies(const std::string& path, const std::string& device);
 // Markdown table of the schema (docs/config.md is generated from it).
 std::string schema_markdown();
 
+// "int", "number", "bool" or "string", as the docs' key tables name a type.
+const char* param_type_name(ParamType t);
+
 }  // namespace npusim::config

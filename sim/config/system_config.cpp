@@ -114,7 +114,7 @@ std::string system_keys_markdown() {
   std::string o = "| key | type | unit | meaning |\n|---|---|---|---|\n";
   for (const SystemKey& k : system_key_decls())
     o += "| `" + k.path + "` | " +
-         (k.type == ParamType::Int ? "int" : k.type == ParamType::Double ? "number" : k.type == ParamType::Bool ? "bool" : "string") +
+         param_type_name(k.type) +
          " | " + k.unit + " | " + k.meaning + " |\n";
   return o;
 }
