@@ -11,7 +11,7 @@ namespace CLI { class App; }
 namespace npusim::ir { struct Graph; struct System; }
 namespace npusim::config { class HwConfig; }
 namespace npusim::mapping { struct LibraryOptions; }
-namespace npusim::report { struct LibraryReport; }
+namespace npusim::run { class RunRecord; struct RunOptions; }
 
 namespace npusim::cli {
 
@@ -33,20 +33,14 @@ struct RunOptions {
   std::string row_kernels;           // one-pass | looped; empty: looped with --fusion off, else one-pass
   int64_t max_memory_mib = 8192;     // --max-memory: the NPU mapping's budget (mapping::NpuParams::max_program_bytes)
 };
+// `sim --ir X --hw Y` on any device (run::run): read, validate, simulate, write the outputs.
 int run_npu(const RunOptions& o);
 // Writes an output file (report, CSV, trace...); InputError naming it when it cannot.
 void write_output(const std::string& path, const std::string& text);
-// `sim --ir PIPELINE --hw SYSTEM` (run_system.cpp, docs/system.md): a multi-device pipeline.
-int run_system(const ir::System& sys, const RunOptions& o);
-// A workload on a GPU config through the library plan with o's plan options (fusion, launch,
-// row kernels, TF32): one simulation, so once per process.
-report::LibraryReport simulate_library_report(const ir::Graph& g, const config::HwConfig& cfg, const RunOptions& o);
-// One point of a system sweep (sweep::SimulateSystemFn): the pipeline on hw with the overrides.
-nlohmann::ordered_json simulate_system_point(const ir::System& sys, const std::string& hw, const std::vector<std::string>& overrides);
-// `sim --ir X` with a config whose `device` is gpu (run_gpu.cpp): the workload as library kernels
-// (docs/gpu_library.md), or with --gpu-plan ark lowered to ARK's op set and planned by
-// ARK's DefaultPlanner, simulated on the GPU model (docs/gpu.md).
-int run_gpu_workload(const ir::Graph& g, const config::HwConfig& cfg, const RunOptions& o);
+// A run's console table (unless -q) and its --report, --csv and --trace files.
+void write_outputs(const run::RunRecord& rec, const RunOptions& o);
+// run::run's options from the command line's.
+run::RunOptions run_options(const RunOptions& o);
 // The library plan's options from --launch, --fusion, --tf32 and --row-kernels.
 mapping::LibraryOptions library_options(const RunOptions& o);
 // `sim --model PATH` without --plan (run_gpu.cpp): the ARK model file itself with ARK's default

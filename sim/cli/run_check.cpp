@@ -13,12 +13,9 @@
 #include "sim/check/regress.h"
 #include "sim/cli/commands.h"
 #include "sim/config/hw_config.h"
-#include "sim/engine/npu_engine.h"
 #include "sim/ir/error.h"
-#include "sim/mapping/mapper.h"
-#include "sim/report/gpu_library_report.h"
 #include "sim/report/report.h"
-#include "sim/run/npu_run.h"
+#include "sim/run/run.h"
 
 namespace npusim::cli {
 
@@ -64,13 +61,12 @@ struct RegressCliOptions {
   check::RegressOptions opt;
 };
 
+// One golden set's report in a child process (once per process), as `sim --ir` writes it.
 std::string simulate_report(const std::string& ir_path, const std::string& hw) {
   const ir::Graph g = frontends::read_workload(ir_path);
-  const config::HwConfig cfg = config::HwConfig::load(hw, {});
-  // A GPU set: the library plan as `sim --ir` runs it by default (fusion on, graph launch).
-  if (cfg.get_string("device") == "gpu") return report::library_to_json(simulate_library_report(g, cfg, {})).dump(2);
-  // Once per (child) process.
-  return report::to_json(run::simulate_npu_workload(g, cfg, mapping::NpuParams::read(cfg)).report).dump(2);
+  run::Workload w;
+  w.graph = &g;
+  return run::run(w, run::Hardware::load(hw)).json_text();
 }
 }  // namespace
 

@@ -10,11 +10,10 @@
 #include "sim/cli/commands.h"
 #include "sim/config/hw_config.h"
 #include "sim/config/system_config.h"
-#include "sim/engine/npu_engine.h"
 #include "sim/ir/error.h"
-#include "sim/mapping/mapper.h"
 #include "sim/report/report.h"
 #include "sim/run/npu_run.h"
+#include "sim/run/run.h"
 
 namespace npusim::cli {
 
@@ -25,12 +24,15 @@ int run_compare_trace(const CompareTraceOptions& o) {
   if (config::is_system_config(o.hw))
     throw InputError(o.hw, "system", "compare-trace compares a ZeBu trace of one NPU; give an NPU config "
                                      "(e.g. configs/gemini_zebu.yaml)");
-  const config::HwConfig cfg = config::HwConfig::load(o.hw, o.sets);
-  if (const std::string device = cfg.get_string("device"); device != "npu")
-    throw InputError(o.hw, "device", "is " + device + ": compare-trace compares a ZeBu trace of an NPU with the NPU model; "
+  const run::Hardware hw = run::Hardware::load(o.hw, o.sets);
+  if (hw.device != "npu")
+    throw InputError(o.hw, "device", "is " + hw.device + ": compare-trace compares a ZeBu trace of an NPU with the NPU model; "
                                      "give an NPU config (e.g. configs/gemini_zebu.yaml)");
-  const mapping::NpuParams params = mapping::NpuParams::read(cfg);  // once per run
-  const report::RunReport rep = run::simulate_npu_workload(graph, cfg, params).report;
+  const config::HwConfig& cfg = *hw.hw;
+  run::Workload w;
+  w.graph = &graph;
+  const run::RunRecord rec = run::run(w, hw);
+  const report::RunReport& rep = rec.npu()->report;
 
   // Both sides charge a layer from the end of the previous layer's work to the end of its own,
   // so per-layer cycles add up to each total (docs/calibration.md).

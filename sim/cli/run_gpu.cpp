@@ -28,6 +28,7 @@
 #include "sim/report/gpu_library_report.h"
 #include "sim/report/gpu_report.h"
 #include "sim/run/fork_pool.h"
+#include "sim/run/run.h"
 
 namespace npusim::cli {
 
@@ -53,19 +54,16 @@ std::string default_hw(const std::string& arch) {
 }
 
 // The plans of one run, validated against the device, simulated and reported (console table,
-// --report, --csv, --trace). ir_ops: the IR origin of each op of a lowered workload.
-// params: read once per run by the caller.
+// --report, --csv, --trace).
 int simulate_and_report(const RunOptions& run, const std::vector<gpu::Program>& plans, const config::HwConfig& cfg,
-                        const models::GpuParams& params, const std::string& workload,
-                        const std::map<std::string, std::string>* ir_ops = nullptr) {
+                        const std::string& workload) {
+  const models::GpuParams params = models::GpuParams::read(cfg);
   for (const gpu::Program& p : plans)
     frontends::validate_against_device(p, params.num_sms, params.max_warps_per_block, params.smem_per_block_bytes);
-  const mapping::GpuSimResult sim = engine::simulate_gpu(plans, params);
-  const report::GpuReport rep = report::build_gpu_report(workload, plans, sim, cfg, params, ir_ops);
-  if (!run.quiet) std::cout << report::format_gpu_table(rep);
-  if (!run.report_json.empty()) write_output(run.report_json, report::gpu_to_json(rep).dump(2) + "\n");
-  if (!run.csv.empty()) write_output(run.csv, report::gpu_to_csv(rep));
-  if (!run.trace.empty()) write_output(run.trace, report::gpu_chrome_trace(rep, plans, sim).dump() + "\n");
+  run::Workload w;
+  w.plans = &plans;
+  w.plans_name = workload;
+  write_outputs(run::run(w, run::Hardware::of(cfg)), run);
   return kOk;
 }
 
@@ -96,7 +94,7 @@ int run_gpu(const RunOptions& run, const GpuCliOptions& o, bool hw_given) {
   std::sort(plans.begin(), plans.end(), [](const gpu::Program& a, const gpu::Program& b) { return a.rank < b.rank; });
   std::string workload = !o.plans.empty() ? o.plans[0] : o.model + " (default plan)";
   if (o.plans.size() > 1) workload += " and " + std::to_string(o.plans.size() - 1) + " more ranks";
-  return simulate_and_report(run, plans, cfg, params, workload);
+  return simulate_and_report(run, plans, cfg, workload);
 }
 
 // "128x256x64:8[:3]" -> tile, warps and pipeline stages (default 3): the slot's shared memory
@@ -149,8 +147,12 @@ std::vector<Simulated> simulate_forked(size_t n, int jobs, const std::function<S
   return predicted;
 }
 
-Simulated simulate_one(const gpu::Program& p, const models::GpuParams& params) {
-  const mapping::GpuSimResult sim = engine::simulate_gpu({p}, params);
+Simulated simulate_one(const gpu::Program& p, const run::Hardware& hw) {
+  const std::vector<gpu::Program> plans{p};
+  run::Workload w;
+  w.plans = &plans;
+  const run::RunRecord rec = run::run(w, hw);
+  const mapping::GpuSimResult& sim = *rec.gpu_sim();
   Simulated r{sim.end_cycles / sim.clock_mhz, sim.ranks.empty() ? 0.0 : sim.ranks[0].hbm_bytes};
   // The kernel's bound: over all its ops (a split-K sum too), the term that decided the most.
   models::LimiterCycles c{};
@@ -228,7 +230,7 @@ std::vector<mapping::MatmulPlanSpec> candidate_tiles(const GpuCliOptions& o) {
 
 // Simulates every tile of every problem (one forked child each) and keeps each problem's fastest.
 std::vector<BestTile> best_tiles(const std::vector<GemmProblem>& problems, const GpuCliOptions& o,
-                                 const models::GpuParams& params) {
+                                 const run::Hardware& hw, const models::GpuParams& params) {
   std::vector<std::pair<size_t, size_t>> jobs;  // (problem, tile)
   for (size_t i = 0; i < problems.size(); ++i)
     for (size_t t = 0; t < problems[i].tiles.size(); ++t) jobs.emplace_back(i, t);
@@ -248,7 +250,7 @@ std::vector<BestTile> best_tiles(const std::vector<GemmProblem>& problems, const
     gp.m = g.m, gp.n = g.n, gp.k = g.k, gp.a_rows = g.a_rows, gp.group_m = g.group_m;
     gp.dtype = gp.out_dtype = g.dtype;
     const std::optional<gpu::Program> plan = mapping::gemm_plan(gp, specs[j], params);
-    return plan ? simulate_one(*plan, params) : Simulated{};
+    return plan ? simulate_one(*plan, hw) : Simulated{};
   });
   std::vector<BestTile> best(problems.size());
   for (size_t j = 0; j < jobs.size(); ++j) {
@@ -265,7 +267,7 @@ std::vector<BestTile> best_tiles(const std::vector<GemmProblem>& problems, const
 
 double signed_error_pct(double predicted, double measured) { return 100.0 * (predicted - measured) / measured; }
 
-int run_calibrate_gemm(const GpuCliOptions& o, const models::GpuParams& params) {
+int run_calibrate_gemm(const GpuCliOptions& o, const run::Hardware& hw, const models::GpuParams& params) {
   const std::vector<frontends::GemmRow> rows = frontends::parse_gemm_rows(json::read_json_file(o.gemm), o.gemm);
   const std::vector<mapping::MatmulPlanSpec> candidates = candidate_tiles(o);
   std::vector<GemmProblem> problems;
@@ -276,7 +278,7 @@ int run_calibrate_gemm(const GpuCliOptions& o, const models::GpuParams& params) 
     g.cluster_m = r.cluster_m, g.cluster_n = r.cluster_n;
     problems.push_back(g);
   }
-  const std::vector<BestTile> best = best_tiles(problems, o, params);
+  const std::vector<BestTile> best = best_tiles(problems, o, hw, params);
   std::ostringstream csv;
   csv << "M,N,K,measured_us,predicted_us,error_pct,tile,group_m,hbm_mb,bound,bound_pct\n";
   std::printf("%-7s %-7s %-7s %12s %12s %8s  %-12s %s\n", "M", "N", "K", "measured_us", "predicted_us", "error", "bound",
@@ -303,7 +305,7 @@ int run_calibrate_gemm(const GpuCliOptions& o, const models::GpuParams& params) 
 
 // Convolutions as the implicit GEMMs cuDNN runs (docs/gpu.md#measured-on-an-h200-held-out):
 // M = N x P x Q output pixels, N = K filters, K = C x R x S; A streams from the input tensor.
-int run_calibrate_conv(const GpuCliOptions& o, const models::GpuParams& params) {
+int run_calibrate_conv(const GpuCliOptions& o, const run::Hardware& hw, const models::GpuParams& params) {
   const std::vector<frontends::ConvRow> rows = frontends::parse_conv_rows(json::read_json_file(o.conv), o.conv);
   const std::vector<mapping::MatmulPlanSpec> candidates = candidate_tiles(o);
   std::vector<GemmProblem> problems;
@@ -317,7 +319,7 @@ int run_calibrate_conv(const GpuCliOptions& o, const models::GpuParams& params) 
     g.warp_mma = r.warp_mma, g.cluster_m = r.cluster_m, g.cluster_n = r.cluster_n;
     problems.push_back(g);
   }
-  const std::vector<BestTile> best = best_tiles(problems, o, params);
+  const std::vector<BestTile> best = best_tiles(problems, o, hw, params);
   std::ostringstream csv;
   csv << "layer,N,C,H,W,K,R,S,stride,pad,dtype,gemm_m,gemm_n,gemm_k,measured_us,predicted_us,error_pct,tile,hbm_mb,bound,"
          "bound_pct\n";
@@ -346,7 +348,7 @@ int run_calibrate_conv(const GpuCliOptions& o, const models::GpuParams& params) 
 
 // Rows of fused row-wise kernels (docs/gpu.md#memory-bound-kernels): each row names the kernel's
 // tensors and launch, the model predicts its time.
-int run_calibrate_ops(const GpuCliOptions& o, const models::GpuParams& params) {
+int run_calibrate_ops(const GpuCliOptions& o, const run::Hardware& hw, const models::GpuParams& params) {
   struct Row {
     frontends::RowKernelRow in;
     mapping::RowKernelSpec spec;
@@ -377,7 +379,7 @@ int run_calibrate_ops(const GpuCliOptions& o, const models::GpuParams& params) {
     rows.push_back(row);
   }
   const std::vector<Simulated> predicted = simulate_forked(rows.size(), o.jobs, [&](size_t i) {
-    return simulate_one(mapping::single_rowwise_plan(rows[i].spec, params.num_sms), params);
+    return simulate_one(mapping::single_rowwise_plan(rows[i].spec, params.num_sms), hw);
   });
   std::ostringstream csv;
   csv << "kind,M,N,dtype,warps,measured_us,predicted_us,error_pct,programs_per_sm,bound,bound_pct\n";
@@ -410,8 +412,9 @@ int run_calibrate(const GpuCliOptions& o) {
   if (!o.ops.empty() && !o.tiles.empty()) throw InputError("gpu-calibrate", "--tile", "applies to --gemm and --conv rows only");
   const config::HwConfig cfg = config::HwConfig::load(o.cal_hw, o.cal_sets);
   const models::GpuParams params = models::GpuParams::read(cfg);
-  if (!o.conv.empty()) return run_calibrate_conv(o, params);
-  return o.gemm.empty() ? run_calibrate_ops(o, params) : run_calibrate_gemm(o, params);
+  const run::Hardware hw = run::Hardware::of(cfg);
+  if (!o.conv.empty()) return run_calibrate_conv(o, hw, params);
+  return o.gemm.empty() ? run_calibrate_ops(o, hw, params) : run_calibrate_gemm(o, hw, params);
 }
 
 }  // namespace
@@ -423,30 +426,6 @@ mapping::LibraryOptions library_options(const RunOptions& o) {
   l.looped_rows = o.row_kernels.empty() ? !l.fuse : o.row_kernels == "looped";
   l.launch = o.launch == "eager" ? mapping::LaunchMode::Eager : mapping::LaunchMode::Graph;
   return l;
-}
-
-report::LibraryReport simulate_library_report(const ir::Graph& g, const config::HwConfig& cfg, const RunOptions& o) {
-  const models::GpuParams params = models::GpuParams::read(cfg);
-  mapping::require_gpu_dtypes(g, params, cfg.source());
-  const engine::LibraryRun run = engine::simulate_library(mapping::library_plan(g, params, library_options(o)), params);
-  return report::build_library_report(g.source, run.plan, run.chosen, run.sims, run.timeline, cfg, params, run.distinct);
-}
-
-int run_gpu_workload(const ir::Graph& g, const config::HwConfig& cfg, const RunOptions& o) {
-  const models::GpuParams params = models::GpuParams::read(cfg);
-  mapping::require_gpu_dtypes(g, params, cfg.source());
-  if (o.gpu_plan == "ark") {
-    // Lowered to ARK ops (docs/gpu.md#any-workload-on-the-gpu), planned like `sim --model`.
-    const mapping::ArkLowering low = mapping::lower_workload(g);
-    const std::vector<gpu::Program> plans{mapping::default_plan(low.model, params.num_sms, params.arch)};
-    return simulate_and_report(o, plans, cfg, params, g.source + " (lowered to ARK ops, default plan)", &low.ir_op);
-  }
-  const report::LibraryReport rep = simulate_library_report(g, cfg, o);
-  if (!o.quiet) std::cout << report::format_library_table(rep);
-  if (!o.report_json.empty()) write_output(o.report_json, report::library_to_json(rep).dump(2) + "\n");
-  if (!o.csv.empty()) write_output(o.csv, report::library_to_csv(rep));
-  if (!o.trace.empty()) write_output(o.trace, report::library_chrome_trace(rep).dump() + "\n");
-  return kOk;
 }
 
 int run_ark_model(const std::string& path, const RunOptions& o) {

@@ -27,6 +27,7 @@
 #include "sim/llm/serving.h"
 #include "frontends/pipeline/pipeline_reader.h"
 #include "sim/run/device_run.h"
+#include "sim/run/run.h"
 #include "sim/run/system_run.h"
 #include "sim/run/fork_pool.h"
 
@@ -75,8 +76,14 @@ struct Setup {
 };
 
 // One pass as a pipeline on a system: its makespan, and device 0's compute and collectives.
-run::DeviceRun pass_on_system(const ir::System& sys, const config::SystemConfig& cfg, const run::DeviceRunOptions& ro) {
-  const run::SystemRun sr = run::simulate_pipeline(sys, cfg, ro);
+run::DeviceRun pass_on_system(const ir::System& sys, const config::SystemConfig& cfg, const run::DeviceRunOptions& dro) {
+  run::Workload w;
+  w.system = &sys;
+  run::RunOptions ro;
+  ro.library = dro.library;
+  ro.ark_plan = dro.ark_plan;
+  const run::RunRecord rec = run::run(w, run::Hardware::of(cfg), ro);
+  const run::SystemRun& sr = *rec.system();
   run::DeviceRun r;
   r.ns = sr.sim.makespan_ns;
   r.by_class_ns["compute"] = sr.sim.devices.front().busy_ns;

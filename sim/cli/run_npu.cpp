@@ -10,11 +10,9 @@
 #include "sim/cli/commands.h"
 #include "sim/config/hw_config.h"
 #include "sim/config/system_config.h"
-#include "sim/engine/npu_engine.h"
 #include "sim/ir/error.h"
-#include "sim/mapping/mapper.h"
 #include "sim/report/report.h"
-#include "sim/run/npu_run.h"
+#include "sim/run/run.h"
 
 namespace npusim::cli {
 
@@ -25,10 +23,34 @@ void write_output(const std::string& path, const std::string& text) {
   if (!f) throw InputError(path, "", "write failed");
 }
 
+void write_outputs(const run::RunRecord& rec, const RunOptions& o) {
+  if (!o.quiet) std::cout << rec.table();
+  if (!o.report_json.empty()) write_output(o.report_json, rec.json_text());
+  if (!o.csv.empty()) write_output(o.csv, rec.csv_text());
+  if (!o.trace.empty()) write_output(o.trace, rec.trace_text());
+}
+
+run::RunOptions run_options(const RunOptions& o) {
+  run::RunOptions r;
+  r.library = library_options(o);
+  r.ark_plan = o.gpu_plan == "ark";
+  r.max_program_bytes = o.max_memory_mib << 20;
+  return r;
+}
+
 int run_npu(const RunOptions& o) {
   // A multi-device pipeline runs on a system (docs/system.md); everything else on one device.
-  if (o.format == "pipeline" || (o.format.empty() && frontends::pipeline::sniff_pipeline_file(o.ir)))
-    return run_system(frontends::pipeline::read_pipeline(o.ir), o);
+  if (o.format == "pipeline" || (o.format.empty() && frontends::pipeline::sniff_pipeline_file(o.ir))) {
+    const ir::System sys = frontends::pipeline::read_pipeline(o.ir);
+    if (!config::is_system_config(o.hw))
+      throw InputError(o.hw, "", "a pipeline runs on a system: give --hw a YAML with a `system:` section (docs/system.md), "
+                                 "e.g. configs/system_2x_npu.yaml");
+    const run::Hardware hw = run::Hardware::load(o.hw, o.sets);
+    run::Workload w;
+    w.system = &sys;
+    write_outputs(run::run(w, hw, run_options(o)), o);
+    return kOk;
+  }
   if (config::is_system_config(o.hw))
     throw InputError(o.hw, "system", "a system config runs multi-device pipelines (--ir PIPELINE.json); give one device's "
                                      "config for '" + o.ir + "' (e.g. the config named in system.devices)");
@@ -37,27 +59,20 @@ int run_npu(const RunOptions& o) {
   if (graph.format == "tvm_mlf" && !o.quiet)  // the executor's own plan: entries sharing a storage id share memory
     std::cout << "memory footprint (TVM storage_id plan): " << frontends::tvm_memory_footprint_bytes(o.ir, o.module)
               << " B\n";
-  const config::HwConfig cfg = config::HwConfig::load(o.hw, o.sets);
-  if (cfg.get_string("device") == "gpu") {
-    // An ARK model runs as itself (ARK's default plan), exactly as `sim --model` runs it.
-    if (graph.format == "ark_model") return run_ark_model(o.ir, o);
-    return run_gpu_workload(graph, cfg, o);
-  }
+  const run::Hardware hw = run::Hardware::load(o.hw, o.sets);
+  // An ARK model runs as itself (ARK's default plan), exactly as `sim --model` runs it.
+  if (hw.device == "gpu" && graph.format == "ark_model") return run_ark_model(o.ir, o);
   // The GPU plan's options change nothing on an NPU: refuse them rather than ignore them.
-  for (const auto& [given, option] : {std::make_pair(o.gpu_plan != "library", "--gpu-plan"),
-                                      std::make_pair(o.launch != "graph", "--launch"),
-                                      std::make_pair(o.fusion != "on", "--fusion"), std::make_pair(o.tf32, "--tf32"),
-                                      std::make_pair(!o.row_kernels.empty(), "--row-kernels")})
-    if (given)
-      throw InputError("sim", option, "applies to GPU configs (device: gpu) only; " + o.hw + " describes an NPU");
-  mapping::NpuParams params = mapping::NpuParams::read(cfg);  // once per run
-  params.max_program_bytes = o.max_memory_mib << 20;
-  const run::NpuRun run = run::simulate_npu_workload(graph, cfg, params);
-  const report::RunReport& rep = run.report;
-  if (!o.quiet) std::cout << report::format_table(rep);
-  if (!o.report_json.empty()) write_output(o.report_json, report::to_json(rep).dump(2) + "\n");
-  if (!o.csv.empty()) write_output(o.csv, report::to_csv(rep));
-  if (!o.trace.empty()) write_output(o.trace, report::chrome_trace(rep, run.prog, run.sim.timings).dump() + "\n");
+  if (hw.device != "gpu")
+    for (const auto& [given, option] : {std::make_pair(o.gpu_plan != "library", "--gpu-plan"),
+                                        std::make_pair(o.launch != "graph", "--launch"),
+                                        std::make_pair(o.fusion != "on", "--fusion"), std::make_pair(o.tf32, "--tf32"),
+                                        std::make_pair(!o.row_kernels.empty(), "--row-kernels")})
+      if (given)
+        throw InputError("sim", option, "applies to GPU configs (device: gpu) only; " + o.hw + " describes an NPU");
+  run::Workload w;
+  w.graph = &graph;
+  write_outputs(run::run(w, hw, run_options(o)), o);
   return kOk;
 }
 

@@ -12,13 +12,8 @@
 #include <memory>
 
 #include "sim/cli/commands.h"
-#include "sim/engine/gpu_engine.h"
-#include "sim/engine/npu_engine.h"
 #include "sim/ir/error.h"
-#include "sim/mapping/mapper.h"
-#include "sim/report/gpu_library_report.h"
-#include "sim/report/report.h"
-#include "sim/run/npu_run.h"
+#include "sim/run/run.h"
 #include "sim/sweep/results.h"
 #include "sim/sweep/slurm.h"
 #include "sim/sweep/sweep_report.h"
@@ -48,12 +43,10 @@ struct SweepCliOptions {
   sweep::SubmitOptions submit;
 };
 
-// One point in a worker process: the config's own device. A GPU runs the library plan with its
-// defaults (fusion on, graph launch), as `sim --ir` does.
-nlohmann::ordered_json simulate(const ir::Graph& g, const config::HwConfig& cfg) {
-  if (cfg.get_string("device") == "gpu") return report::library_sweep_metrics(simulate_library_report(g, cfg, {}));
-  // Once per (worker) process.
-  return sweep::metrics_of(run::simulate_npu_workload(g, cfg, mapping::NpuParams::read(cfg)).report, cfg);
+// One point in a worker process (once per process): the config's own device, with run::run's
+// defaults (a GPU: the library plan, fusion on, graph launch, as `sim --ir` runs it).
+nlohmann::ordered_json simulate(const run::Workload& w, const std::string& hw, const std::vector<std::string>& overrides) {
+  return run::run(w, run::Hardware::load(hw, overrides)).sweep_metrics();
 }
 
 // Options that cannot mean anything are refused by name, not run as some default.
@@ -89,7 +82,7 @@ int run_sweep(const SweepCliOptions& o) {
   r.quiet = o.quiet;
   r.tty = ::isatty(STDERR_FILENO) != 0;
   r.timeout_s = o.timeout_s;
-  return sweep::run_sweep(spec.get(), r, simulate, std::cerr, simulate_system_point);
+  return sweep::run_sweep(spec.get(), r, simulate, std::cerr);
 }
 
 }  // namespace

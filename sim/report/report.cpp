@@ -194,6 +194,16 @@ std::string format_table(const RunReport& r) {
   return o.str();
 }
 
+nlohmann::ordered_json sweep_metrics(const RunReport& r) {
+  nlohmann::ordered_json m;
+  for (const auto& f : run_fields())
+    if (f.in_sweep) m[f.name] = nlohmann::ordered_json::parse(f.value(r).dump());
+  nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+  for (const auto& l : r.layers) layers.push_back({{"name", l.name}, {"op", l.op}, {"cycles", l.cycles}, {"bound", l.bound}});
+  m["layers"] = layers;
+  return m;
+}
+
 nlohmann::json to_json(const RunReport& r) {
   nlohmann::json j;
   j["workload"] = r.workload;

@@ -95,6 +95,9 @@ struct RunField {
   bool in_sweep;   // a column of sweep results (results.csv / results.jsonl), in this order
 };
 const std::vector<RunField>& run_fields();
+// A sweep row's metrics (computed in the worker): the in_sweep fields, in order, and "layers":
+// [{name, op, cycles, bound}] (docs/sweeps.md#results).
+nlohmann::ordered_json sweep_metrics(const RunReport& r);
 // The Markdown tables of layer and run fields (docs/reports.md).
 std::string run_fields_markdown();
 

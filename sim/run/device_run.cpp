@@ -4,13 +4,10 @@
 #include <cstdio>
 #include <sstream>
 
-#include "sim/engine/gpu_engine.h"
-#include "sim/engine/npu_engine.h"
-#include "sim/mapping/gpu_default_plan.h"
-#include "sim/mapping/gpu_lower.h"
-#include "sim/mapping/mapper.h"
+#include "sim/report/gpu_library_report.h"
 #include "sim/report/report.h"
 #include "sim/run/npu_run.h"
+#include "sim/run/run.h"
 
 namespace npusim::run {
 
@@ -37,27 +34,30 @@ DeviceRun DeviceRun::from_text(const std::string& text) {
 }
 
 DeviceRun simulate_on_device(const ir::Graph& g, const config::HwConfig& hw, const DeviceRunOptions& o) {
+  run::Workload w;
+  w.graph = &g;
+  RunOptions ro;
+  ro.library = o.library;
+  ro.ark_plan = o.ark_plan;
+  const RunRecord rec = run::run(w, Hardware::of(hw), ro);
   DeviceRun r;
-  if (hw.get_string("device") == "gpu") {  // the library plan, or ARK's DefaultPlanner
+  if (rec.device() == "gpu") {  // the library plan, or ARK's DefaultPlanner
     const models::GpuParams params = models::GpuParams::read(hw);
-    mapping::require_gpu_dtypes(g, params, hw.source());
     r.memory_rate = params.hbm_bytes_per_cycle * params.cycles_per_ns();
-    if (o.ark_plan) {
-      const mapping::ArkLowering low = mapping::lower_workload(g);
-      const mapping::GpuSimResult sim = engine::simulate_gpu({mapping::default_plan(low.model, params.num_sms, params.arch)}, params);
-      r.ns = sim.end_cycles / sim.clock_mhz * 1000.0;
+    if (const mapping::GpuSimResult* sim = rec.gpu_sim()) {
+      r.ns = sim->end_cycles / sim->clock_mhz * 1000.0;
       return r;
     }
-    const engine::LibraryRun run = engine::simulate_library(mapping::library_plan(g, params, o.library), params);
-    r.ns = run.timeline.total_us * 1000.0;
-    for (size_t i = 0; i < run.sims.size(); ++i) {
-      r.memory_bytes += run.sims[i].hbm_bytes;
-      r.by_class_ns[mapping::kernel_class_name(run.plan.kernels[i].cls)] += run.sims[i].span_us * 1000.0;
+    const report::LibraryReport& rep = *rec.gpu_library();
+    r.ns = rep.total_us * 1000.0;
+    for (const report::LibraryKernelRow& k : rep.rows) {
+      r.memory_bytes += k.hbm_bytes;
+      r.by_class_ns[k.kernel_class] += k.time_us * 1000.0;
     }
     return r;
   }
   const mapping::NpuParams params = mapping::NpuParams::read(hw);
-  const report::RunReport rep = simulate_npu_workload(g, hw, params).report;
+  const report::RunReport& rep = rec.npu()->report;
   r.ns = (rep.npu_cycles + rep.host_cycles) / params.clock_mhz * 1000.0;
   r.memory_bytes = static_cast<double>(rep.dram_read_bytes + rep.dram_write_bytes);
   r.memory_rate = params.dram.bytes_per_cycle * params.clock_mhz / 1000.0;

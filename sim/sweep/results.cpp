@@ -37,16 +37,6 @@ const std::vector<std::string>& metric_columns(const std::string& device) {
   return npu;
 }
 
-Row metrics_of(const report::RunReport& r, const config::HwConfig&) {
-  Row m;
-  for (const auto& f : report::run_fields())
-    if (f.in_sweep) m[f.name] = Row::parse(f.value(r).dump());
-  Row layers = Row::array();
-  for (const auto& l : r.layers) layers.push_back({{"name", l.name}, {"op", l.op}, {"cycles", l.cycles}, {"bound", l.bound}});
-  m["layers"] = layers;
-  return m;
-}
-
 namespace {
 // Axis values as JSON numbers where they are numbers, so tools read them as such.
 Row value_json(const std::string& t) {

@@ -19,15 +19,10 @@ namespace npusim::sweep {
 
 using Row = nlohmann::ordered_json;
 
-// Metric columns of a sweep of this device ("npu": see metrics_of; "gpu": the library plan's
-// report::library_sweep_fields()), in file order.
+// Metric columns of a sweep of this device ("npu": report::run_fields() in the sweep; "gpu": the
+// library plan's report::library_sweep_fields(); "system": report::system_sweep_fields()), in
+// file order. A row's values come from the worker's run::RunRecord::sweep_metrics().
 const std::vector<std::string>& metric_columns(const std::string& device = "npu");
-
-// Metrics of one simulation (computed in the worker): cycles (NPU), host_cycles, time_ms at the
-// configured clock, pe_count, l2_bytes, pe_utilization, DRAM bytes, bound (the bound with the
-// most cycles over all layers), energy_uj (null when the config has no energy figures), and
-// "layers": [{name, op, cycles, bound}].
-Row metrics_of(const report::RunReport& r, const config::HwConfig& cfg);
 
 // point, workload, status ("ok"/"failed"), axis values, metrics (null when failed), error.
 Row make_row(const Point& p, const std::string& workload, const std::vector<std::string>& keys,

@@ -73,8 +73,7 @@ void drop_failed(const std::string& journal_path) {
 
 }  // namespace
 
-int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn& simulate, std::ostream& log,
-              const SimulateSystemFn& simulate_system) {
+int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn& simulate, std::ostream& log) {
   if (o.out_dir.empty()) throw InputError("--out", "", "name an output directory");
   std::error_code ec;
   fs::create_directories(o.out_dir, ec);
@@ -97,7 +96,6 @@ int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn
   const Expansion& ex = base.expansion;
   const std::vector<std::string> keys = spec.axis_keys();
   const bool on_system = device == "system";
-  if (on_system && !simulate_system) throw InternalError("run_sweep: a system sweep without a system simulation");
   Manifest m = make_manifest(spec, base.fingerprint, o.shard, ex);
   m.device = device;
   if (have_manifest) {
@@ -167,9 +165,10 @@ int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn
     Progress progress(log, o.tty && !o.quiet, shard_rows, shard_rows - jobs.size());
     auto child = [&](size_t i) {
       const Job& j = jobs[i];
-      if (on_system) return simulate_system(systems[j.workload], spec.hw, j.point->overrides(keys)).dump();
-      const config::HwConfig cfg = config::HwConfig::load(spec.hw, j.point->overrides(keys));
-      return simulate(graphs[j.workload], cfg).dump();
+      run::Workload w;
+      if (on_system) w.system = &systems[j.workload];
+      else w.graph = &graphs[j.workload];
+      return simulate(w, spec.hw, j.point->overrides(keys)).dump();
     };
     auto on_done = [&](const run::TaskOutcome& t) {
       const Job& j = jobs[t.index];

@@ -12,6 +12,7 @@
 #include "sim/ir/graph.h"
 #include "sim/ir/system.h"
 #include "sim/report/report.h"
+#include "sim/run/workload.h"
 #include "sim/sweep/points.h"
 #include "sim/sweep/sweep_spec.h"
 
@@ -28,13 +29,12 @@ struct SweepRunOptions {
   double timeout_s = 0;    // per point and workload; 0 = none
 };
 
-// One simulation: called in a worker process, at most once per process. Returns the row's
-// metrics: the metric columns of the config's device (sim/sweep/results.h) and "layers".
-using SimulateFn = std::function<nlohmann::ordered_json(const ir::Graph&, const config::HwConfig&)>;
-// One pipeline on a system config (hw: the sweep's, overrides: the point's system.* and
-// device keys, config::SystemConfig::load); same contract, the columns of device "system".
-using SimulateSystemFn = std::function<nlohmann::ordered_json(const ir::System&, const std::string& hw,
-                                                              const std::vector<std::string>& overrides)>;
+// One simulation: called in a worker process, at most once per process, with the workload (a
+// graph, or a pipeline on a system config), the sweep's hardware and the point's overrides
+// (config::HwConfig::load / config::SystemConfig::load). Returns the row's metrics: the metric
+// columns of the config's device (sim/sweep/results.h) and "layers" (run::RunRecord::sweep_metrics).
+using SimulateFn = std::function<nlohmann::ordered_json(const run::Workload&, const std::string& hw,
+                                                        const std::vector<std::string>& overrides)>;
 
 // Reads a workload: a Frontend IR file, or a zoo network generated in-process.
 ir::Graph load_workload(const WorkloadSpec& w);
@@ -42,9 +42,8 @@ ir::Graph load_workload(const WorkloadSpec& w);
 // Runs the sweep. spec may be null with resume: the manifest in out_dir then gives it.
 // Returns 0 when every (point, workload) of this shard succeeded, 1 when any failed.
 // Bad sweeps, a directory holding another sweep and unreadable workloads are InputErrors. A
-// system config as hw runs pipeline files as workloads through simulate_system.
-int run_sweep(const SweepSpec* spec, const SweepRunOptions& o, const SimulateFn& simulate, std::ostream& log,
-              const SimulateSystemFn& simulate_system = {});
+// system config as hw runs pipeline files as workloads.
+int run_sweep(const SweepSpec* spec, const SweepRunOptions& o, const SimulateFn& simulate, std::ostream& log);
 
 // Joins the output directories of shards into out_dir (results as if run in one go). Returns
 // 0 when every point is present exactly once, 1 (writing nothing) when some are missing or

@@ -19,7 +19,7 @@ Row ok_row(int id, const std::string& rows, int64_t cycles, const std::string& w
   const auto cfg = config::HwConfig::load(sweep_test::npu_yaml(), {"npu.pe_array.rows=" + rows});
   auto rep = sweep_test::fake_report(cfg);
   rep.npu_cycles = cycles;
-  const Row m = metrics_of(rep, cfg);
+  const Row m = report::sweep_metrics(rep);
   return make_row(p, workload, kKeys, &m, "");
 }
 }  // namespace
@@ -39,7 +39,7 @@ TEST(SweepResults, RowHoldsAxesMetricsAndLayers) {
   EXPECT_EQ(r["layers"][0]["op"], "conv2d");
   const auto no_energy = config::HwConfig::load(sweep_test::npu_yaml(),
       {"energy.pj_per_mac=0", "energy.pj_per_dram_byte=0", "energy.pj_per_sram_byte=0"});
-  EXPECT_TRUE(metrics_of(sweep_test::fake_report(no_energy), no_energy)["energy_uj"].is_null());
+  EXPECT_TRUE(report::sweep_metrics(sweep_test::fake_report(no_energy))["energy_uj"].is_null());
 }
 
 TEST(SweepResults, DominantBoundIsTheOneWithMostCycles) {
@@ -51,7 +51,7 @@ TEST(SweepResults, DominantBoundIsTheOneWithMostCycles) {
   b.cycles = 4000;  // memory 9000 > compute 8436
   rep.layers.push_back(a);
   rep.layers.push_back(b);
-  EXPECT_EQ(metrics_of(rep, cfg)["bound"], "memory");
+  EXPECT_EQ(report::sweep_metrics(rep)["bound"], "memory");
 }
 
 TEST(SweepResults, FailedRowsKeepTheErrorAndQuoteItInCsv) {
@@ -163,5 +163,5 @@ TEST(SweepResults, ColumnsAndReportTotalsComeFromTheRunFieldTable) {
   }
   EXPECT_EQ(totals.size(), in_totals);
   EXPECT_EQ(totals["npu_cycles"], rep.npu_cycles);
-  EXPECT_EQ(metrics_of(rep, cfg)["cycles"], rep.npu_cycles);
+  EXPECT_EQ(report::sweep_metrics(rep)["cycles"], rep.npu_cycles);
 }

@@ -21,13 +21,14 @@ SweepSpec small_sweep() {
 
 bool g_point4_fails = true;
 
-Row fake(const ir::Graph& g, const config::HwConfig& cfg) {
+Row fake(const run::Workload&, const std::string& hw, const std::vector<std::string>& overrides) {
+  const config::HwConfig cfg = config::HwConfig::load(hw, overrides);
   if (g_point4_fails && cfg.get_int("npu.pe_array.rows") == 16 && cfg.get_int("npu.l2.size_kib") == 2048)
     throw InputError("mapper", "layer x", "L2 too small");  // point 4 fails
-  return metrics_of(sweep_test::fake_report(cfg), cfg);
+  return report::sweep_metrics(sweep_test::fake_report(cfg));
 }
 
-int run(const std::string& dir, SweepRunOptions o = {}, const SweepSpec* spec = nullptr) {
+int run_fake(const std::string& dir, SweepRunOptions o = {}, const SweepSpec* spec = nullptr) {
   const SweepSpec s = small_sweep();
   o.out_dir = dir;
   o.quiet = true;
@@ -41,7 +42,7 @@ size_t lines(const std::string& text) { return static_cast<size_t>(std::count(te
 
 TEST(SweepRun, WritesSortedResultsAndRecordsTheFailingPoint) {
   const std::string d = sweep_test::scratch("run");
-  EXPECT_EQ(run(d), 1);  // one point failed
+  EXPECT_EQ(run_fake(d), 1);  // one point failed
   const std::string csv = read(d + "/results.csv");
   EXPECT_EQ(lines(csv), 13u);  // header + 12 points
   // Point 4 = rows 16 (second value) x L2 2048 (second value): 1 * 3 + 1.
@@ -55,8 +56,8 @@ TEST(SweepRun, WritesSortedResultsAndRecordsTheFailingPoint) {
 
 TEST(SweepRun, ResumeRunsOnlyTheMissingPointsAndGivesTheSameBytes) {
   const std::string full = sweep_test::scratch("full"), part = sweep_test::scratch("part");
-  run(full);
-  run(part);
+  run_fake(full);
+  run_fake(part);
   // Keep 5 journal lines and a torn sixth, as a kill during a write would leave it.
   std::istringstream in(read(part + "/journal.jsonl"));
   std::string kept, line;
@@ -65,10 +66,10 @@ TEST(SweepRun, ResumeRunsOnlyTheMissingPointsAndGivesTheSameBytes) {
   sweep_test::write(part + "/journal.jsonl", kept + line.substr(0, line.size() / 2));
   std::filesystem::remove(part + "/results.csv");
   SweepRunOptions o;
-  EXPECT_NE(error_of([&] { run(part, o); }).find("add --resume"), std::string::npos);
+  EXPECT_NE(error_of([&] { run_fake(part, o); }).find("add --resume"), std::string::npos);
   o.resume = true;
   o.jobs = 1;  // another worker count: same results
-  EXPECT_EQ(run(part, o), 1);
+  EXPECT_EQ(run_fake(part, o), 1);
   EXPECT_EQ(lines(read(part + "/journal.jsonl")), 12u);  // 5 kept + 7 run, none twice
   EXPECT_EQ(read(part + "/results.csv"), read(full + "/results.csv"));
   EXPECT_EQ(read(part + "/results.jsonl"), read(full + "/results.jsonl"));
@@ -81,24 +82,24 @@ TEST(SweepRun, ResumeRunsOnlyTheMissingPointsAndGivesTheSameBytes) {
 
 TEST(SweepRun, ADirectoryOfAnotherSweepIsRefused) {
   const std::string d = sweep_test::scratch("other");
-  run(d);
+  run_fake(d);
   SweepSpec other = sweep_from_flags({}, {"resnet18:1"}, sweep_test::npu_yaml(), {"npu.pe_array.rows=8,16"}, {});
   SweepRunOptions o;
   o.resume = true;
-  EXPECT_NE(error_of([&] { run(d, o, &other); }).find("holds a different sweep"), std::string::npos);
+  EXPECT_NE(error_of([&] { run_fake(d, o, &other); }).find("holds a different sweep"), std::string::npos);
   o.shard = Shard::parse("1/2");
-  EXPECT_NE(error_of([&] { run(d, o); }).find("holds shard 0/1"), std::string::npos);
+  EXPECT_NE(error_of([&] { run_fake(d, o); }).find("holds shard 0/1"), std::string::npos);
 }
 
 TEST(SweepRun, ShardsMergeToTheUnshardedResults) {
   const std::string full = sweep_test::scratch("m_full"), root = sweep_test::scratch("m_shards");
-  run(full);
+  run_fake(full);
   std::vector<std::string> dirs;
   for (int i = 0; i < 3; ++i) {
     SweepRunOptions o;
     o.shard = Shard::parse(std::to_string(i) + "/3");
     dirs.push_back(root + "/s" + std::to_string(i));
-    run(dirs.back(), o);
+    run_fake(dirs.back(), o);
     EXPECT_EQ(lines(read(dirs.back() + "/journal.jsonl")), 4u);  // 12 points / 3 shards
   }
   std::ostringstream log;
@@ -117,19 +118,19 @@ TEST(SweepRun, ShardsMergeToTheUnshardedResults) {
   // A directory of a different sweep cannot join.
   const std::string other = root + "/other";
   SweepSpec s2 = sweep_from_flags({}, {"resnet18:1"}, sweep_test::npu_yaml(), {"npu.pe_array.rows=8"}, {});
-  run(other, {}, &s2);
+  run_fake(other, {}, &s2);
   EXPECT_NE(error_of([&] { merge_sweeps({dirs[0], other}, root + "/x", log); }).find("holds a different sweep"), std::string::npos);
 }
 
 TEST(SweepRun, RetryFailedRunsOnlyTheFailedPointsAgain) {
   const std::string d = sweep_test::scratch("retry");
-  ASSERT_EQ(run(d), 1);
+  ASSERT_EQ(run_fake(d), 1);
   const std::string ok_before = read(d + "/results.csv");
   g_point4_fails = false;  // e.g. a timeout that was too short
   SweepRunOptions o;
   o.resume = true;
   o.retry_failed = true;
-  const int rc = run(d, o);
+  const int rc = run_fake(d, o);
   g_point4_fails = true;
   EXPECT_EQ(rc, 0);
   EXPECT_EQ(lines(read(d + "/journal.jsonl")), 12u);

@@ -1,0 +1,24 @@
+// What a run simulates (sim/run/run.h): one device's workload graph, or a multi-device pipeline.
+// Header-only and SystemC-free, so sweeps and regress can name a workload without the engine.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace npusim::ir { struct Graph; struct System; }
+namespace npusim::gpu { struct Program; }
+
+namespace npusim::run {
+
+// Exactly one is set; the caller keeps it alive for as long as the run's record is used.
+struct Workload {
+  const ir::Graph* graph = nullptr;    // on an NPU or GPU config
+  const ir::System* system = nullptr;  // on a system config
+  // ARK plans, one per rank (`sim --plan`, `--model`, gpu-calibrate's kernels), on a GPU config,
+  // reported under plans_name. Run as given: a plan file is checked against the device where it
+  // is read (frontends::validate_against_device); calibration kernels pack several blocks per SM.
+  const std::vector<gpu::Program>* plans = nullptr;
+  std::string plans_name;
+};
+
+}  // namespace npusim::run
