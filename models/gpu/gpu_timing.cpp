@@ -3,23 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/ir/error.h"
 
 namespace npusim::models {
 
 namespace {
-
-double positive(const config::HwConfig& c, const std::string& key) {
-  const double v = c.get_double(key);
-  if (!(v > 0)) throw InputError(c.source(), key, "must be greater than 0, got " + c.get_string(key));
-  return v;
-}
-
-double fraction(const config::HwConfig& c, const std::string& key) {
-  const double v = positive(c, key);
-  if (v > 1) throw InputError(c.source(), key, "is a fraction: must be at most 1, got " + c.get_string(key));
-  return v;
-}
 
 int64_t ceil_div(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
 
@@ -28,46 +15,46 @@ int64_t ceil_div(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
 GpuParams GpuParams::read(const config::HwConfig& c) {
   GpuParams p;
   p.arch = c.get_string("gpu.arch");
-  p.clock_mhz = positive(c, "clock_mhz");
+  // Ranges (every rate, size and count > 0, fractions in (0, 1]) and the key orders are the
+  // schema's, checked when the config was loaded.
+  p.clock_mhz = c.get_double("clock_mhz");
   p.clock_ghz = p.clock_mhz / 1000.0;
   const double hz = p.clock_ghz * 1e9;
-  p.num_sms = static_cast<int>(positive(c, "gpu.num_sms"));
-  p.warp_size = static_cast<int>(positive(c, "gpu.warp_size"));
-  p.max_warps_per_block = static_cast<int>(positive(c, "gpu.max_warps_per_block"));
-  p.max_warps_per_sm = static_cast<int>(positive(c, "gpu.max_warps_per_sm"));
-  // gpu.max_warps_per_block <= gpu.max_warps_per_sm and gpu.l2.latency_ns <= gpu.hbm.latency_ns
-  // are rules of the schema (config::key_orders), checked when the config is loaded.
-  p.sub_partitions = static_cast<int>(positive(c, "gpu.sub_partitions"));
-  p.smem_per_block_bytes = static_cast<int64_t>(positive(c, "gpu.smem_per_block_kib") * 1024);
-  p.smem_per_sm_bytes = static_cast<int64_t>(positive(c, "gpu.smem_per_sm_kib") * 1024);
-  p.registers_per_sm_bytes = static_cast<int64_t>(positive(c, "gpu.registers_per_sm_kib") * 1024);
-  p.smem_bytes_per_cycle = positive(c, "gpu.smem_bytes_per_cycle");
-  auto per_sm_cycle = [&](const std::string& key) { return positive(c, key) * 1e12 / (hz * p.num_sms); };
+  p.num_sms = static_cast<int>(c.get_int("gpu.num_sms"));
+  p.warp_size = static_cast<int>(c.get_int("gpu.warp_size"));
+  p.max_warps_per_block = static_cast<int>(c.get_int("gpu.max_warps_per_block"));
+  p.max_warps_per_sm = static_cast<int>(c.get_int("gpu.max_warps_per_sm"));
+  p.sub_partitions = static_cast<int>(c.get_int("gpu.sub_partitions"));
+  p.smem_per_block_bytes = static_cast<int64_t>(c.get_double("gpu.smem_per_block_kib") * 1024);
+  p.smem_per_sm_bytes = static_cast<int64_t>(c.get_double("gpu.smem_per_sm_kib") * 1024);
+  p.registers_per_sm_bytes = static_cast<int64_t>(c.get_double("gpu.registers_per_sm_kib") * 1024);
+  p.smem_bytes_per_cycle = c.get_double("gpu.smem_bytes_per_cycle");
+  auto per_sm_cycle = [&](const std::string& key) { return c.get_double(key) * 1e12 / (hz * p.num_sms); };
   p.tensor_fpc_fp16 = per_sm_cycle("gpu.tensor_tflops.fp16");
   p.tensor_fpc_bf16 = per_sm_cycle("gpu.tensor_tflops.bf16");
   p.tensor_fpc_fp32 = per_sm_cycle("gpu.tensor_tflops.fp32");
   p.tensor_fpc_int8 = per_sm_cycle("gpu.tensor_tflops.int8");
   p.tensor_fpc_fp8 = c.get_double("gpu.tensor_tflops.fp8") * 1e12 / (hz * p.num_sms);  // 0: none
   p.vector_fpc = per_sm_cycle("gpu.vector_tflops");
-  p.transcendental_flops = positive(c, "gpu.transcendental_flops");
-  p.mma_efficiency = fraction(c, "gpu.matmul.mma_efficiency");
+  p.transcendental_flops = c.get_double("gpu.transcendental_flops");
+  p.mma_efficiency = c.get_double("gpu.matmul.mma_efficiency");
   p.k_step_cycles = c.get_double("gpu.matmul.k_step_cycles");
-  p.loaded_latency_factor = positive(c, "gpu.matmul.loaded_latency_factor");
-  p.warp_mma_share = fraction(c, "gpu.matmul.warp_mma_share");
-  p.int8_mma_share = fraction(c, "gpu.matmul.int8_mma_share");
-  p.fp8_mma_share = fraction(c, "gpu.matmul.fp8_mma_share");
-  p.hbm_bytes_per_cycle = positive(c, "gpu.hbm.bandwidth_gbps") * 1e9 * fraction(c, "gpu.hbm.efficiency") / hz;
-  p.hbm_latency_cycles = positive(c, "gpu.hbm.latency_ns") * p.clock_ghz;
-  p.hbm_capacity_bytes = positive(c, "gpu.hbm.capacity_gib") * (1 << 30);
-  p.l2_latency_cycles = positive(c, "gpu.l2.latency_ns") * p.clock_ghz;
-  p.l2_bytes = static_cast<int64_t>(positive(c, "gpu.l2.size_mib") * 1024 * 1024);
-  p.l2_partitions = static_cast<int>(positive(c, "gpu.l2.partitions"));
+  p.loaded_latency_factor = c.get_double("gpu.matmul.loaded_latency_factor");
+  p.warp_mma_share = c.get_double("gpu.matmul.warp_mma_share");
+  p.int8_mma_share = c.get_double("gpu.matmul.int8_mma_share");
+  p.fp8_mma_share = c.get_double("gpu.matmul.fp8_mma_share");
+  p.hbm_bytes_per_cycle = c.get_double("gpu.hbm.bandwidth_gbps") * 1e9 * c.get_double("gpu.hbm.efficiency") / hz;
+  p.hbm_latency_cycles = c.get_double("gpu.hbm.latency_ns") * p.clock_ghz;
+  p.hbm_capacity_bytes = c.get_double("gpu.hbm.capacity_gib") * (1 << 30);
+  p.l2_latency_cycles = c.get_double("gpu.l2.latency_ns") * p.clock_ghz;
+  p.l2_bytes = static_cast<int64_t>(c.get_double("gpu.l2.size_mib") * 1024 * 1024);
+  p.l2_partitions = static_cast<int>(c.get_int("gpu.l2.partitions"));
   p.l2_drift_waves = c.get_double("gpu.l2.drift_waves");
   p.l2_jitter_per_wave = c.get_double("gpu.l2.jitter_per_wave");
-  p.l2_bytes_per_cycle = positive(c, "gpu.l2.bandwidth_gbps") * 1e9 / hz;
-  p.sm_l2_bytes_per_cycle = positive(c, "gpu.l2.sm_bytes_per_cycle");
+  p.l2_bytes_per_cycle = c.get_double("gpu.l2.bandwidth_gbps") * 1e9 / hz;
+  p.sm_l2_bytes_per_cycle = c.get_double("gpu.l2.sm_bytes_per_cycle");
   // Loads in flight scale with the threads of a warp (a 64-wide wavefront moves twice as much).
-  p.bytes_in_flight_per_warp = p.warp_size * positive(c, "gpu.mem.bytes_in_flight_per_thread");
+  p.bytes_in_flight_per_warp = p.warp_size * c.get_double("gpu.mem.bytes_in_flight_per_thread");
   p.task_overhead_cycles = c.get_double("gpu.task_overhead_cycles");
   p.reduce_step_cycles = c.get_double("gpu.row.reduce_step_cycles");
   p.barrier_ns = c.get_double("gpu.barrier_ns");
@@ -75,8 +62,8 @@ GpuParams GpuParams::read(const config::HwConfig& c) {
   p.launch_overhead_cycles = c.get_double("gpu.launch_overhead_us") * 1000 * p.clock_ghz;
   p.graph_gap_cycles = c.get_double("gpu.launch.graph_gap_us") * 1000 * p.clock_ghz;
   p.eager_host_cycles = c.get_double("gpu.launch.eager_host_us") * 1000 * p.clock_ghz;
-  p.link_bytes_per_cycle = positive(c, "gpu.link.bandwidth_gbps") * 1e9 / hz;
-  p.link_peer_bytes_per_cycle = positive(c, "gpu.link.peer_bandwidth_gbps") * 1e9 / hz;
+  p.link_bytes_per_cycle = c.get_double("gpu.link.bandwidth_gbps") * 1e9 / hz;
+  p.link_peer_bytes_per_cycle = c.get_double("gpu.link.peer_bandwidth_gbps") * 1e9 / hz;
   p.link_latency_cycles = c.get_double("gpu.link.latency_ns") * p.clock_ghz;
   p.proxy_latency_cycles = c.get_double("gpu.link.proxy_latency_us") * 1000 * p.clock_ghz;
   return p;

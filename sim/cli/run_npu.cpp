@@ -11,7 +11,9 @@
 #include "sim/config/hw_config.h"
 #include "sim/config/system_config.h"
 #include "sim/ir/error.h"
+#include "sim/report/gpu_library_report.h"
 #include "sim/report/report.h"
+#include "sim/report/system_report.h"
 #include "sim/run/run.h"
 
 namespace npusim::cli {
@@ -80,7 +82,19 @@ int run_report_fields() {
   std::cout << report::layer_fields_markdown() << "\n"
             << "Run-level fields: `totals` of the JSON report and the result columns of sweeps\n"
             << "(`sim/report/report.cpp: run_fields`):\n\n"
-            << report::run_fields_markdown();
+            << report::run_fields_markdown() << "\n"
+            << "### GPU library-plan reports\n\n"
+            << "`sim --ir X --hw GPU` (docs/gpu_library.md#reports): `totals` and the result columns of GPU sweeps\n"
+            << "(`sim/report/gpu_library_report.cpp: library_fields`):\n\n"
+            << report::fields_markdown(report::library_fields(), true) << "\n"
+            << "Each kernel, a row of `layers` and of `--csv` (`library_kernel_fields`):\n\n"
+            << report::fields_markdown(report::library_kernel_fields()) << "\n"
+            << "### System reports\n\n"
+            << "`sim --ir PIPELINE --hw SYSTEM` (docs/system.md#report): `totals` and the result columns of system\n"
+            << "sweeps (`sim/report/system_report.cpp: system_fields`):\n\n"
+            << report::system_fields_markdown() << "\n"
+            << "Each supertask, a row of `supertasks` and of `--csv` (`supertask_fields`):\n\n"
+            << report::supertask_fields_markdown();
   return kOk;
 }
 

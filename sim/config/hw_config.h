@@ -29,6 +29,7 @@ inline constexpr ParamRange rate{1e-6, 1e9, true, false};      // B/cycle, GB/s,
 inline constexpr ParamRange count{1, 1 << 20, false, false};   // PEs, lanes, channels, SMs, warps...: >= 1
 inline constexpr ParamRange size{1, 1 << 30, false, false};    // KiB, MiB
 inline constexpr ParamRange delay{0, 1e9, false, false};       // cycles, ns, us: not negative
+inline constexpr ParamRange latency{1e-6, 1e9, true, false};   // a latency a model divides by: > 0
 inline constexpr ParamRange fraction{1e-6, 1, true, false};    // efficiencies: (0, 1]
 inline constexpr ParamRange clock{1e-3, 1e6, true, false};     // MHz
 inline constexpr ParamRange energy{0, 1e6, false, false};      // pJ (0: not modelled)

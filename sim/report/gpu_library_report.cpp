@@ -18,13 +18,6 @@ std::string joined(const std::vector<std::string>& v, const char* sep) {
   return s;
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
 }  // namespace
 
 LibraryReport build_library_report(const std::string& workload, const mapping::LibraryPlan& plan,
@@ -96,31 +89,72 @@ std::string dominant_kernel_bound(const LibraryReport& r) {
 }
 }  // namespace
 
-const std::vector<LibraryField>& library_sweep_fields() {
-  using J = nlohmann::json;
+const std::vector<LibraryField>& library_fields() {
+  using J = nlohmann::ordered_json;
+  using R = LibraryReport;
+  // The core keys every device's report has (device, time_us, cycles, macs, dram_bytes, bound),
+  // then the GPU's own.
   static const std::vector<LibraryField> f = {
-      {"cycles", "cycles", "time_us at clock_mhz", [](const LibraryReport& r) { return J(std::llround(r.total_us * r.clock_mhz)); }},
-      {"time_ms", "ms", "first launch to the end of the last kernel",
-       [](const LibraryReport& r) { return J(std::round(r.total_us * 1000) / 1e6); }},
-      {"kernel_us", "us", "the kernels' own time, summed", [](const LibraryReport& r) { return J(round3(r.kernel_us)); }},
-      {"launch_us", "us", "launches, gaps and host-bound waits", [](const LibraryReport& r) { return J(round3(r.launch_us)); }},
-      {"macs", "MAC", "GEMM, convolution and attention multiply-accumulates",
-       [](const LibraryReport& r) { return J(std::llround(r.macs)); }},
-      {"tflops", "TFLOPS", "useful flops / time", [](const LibraryReport& r) {
-         return J(r.total_us > 0 ? round3(r.flops / (r.total_us * 1e6)) : 0.0);
-       }},
-      {"hbm_bytes", "bytes", "HBM traffic of every kernel", [](const LibraryReport& r) { return J(std::llround(r.hbm_bytes)); }},
-      {"kernels", "", "kernels launched", [](const LibraryReport& r) { return J(r.kernels); }},
-      {"num_sms", "SMs", "gpu.num_sms", [](const LibraryReport& r) { return J(r.num_sms); }},
+      {"device", "", "gpu (a core key: every device's report has it)", [](const R&) { return J("gpu"); }, kInTotals},
+      {"time_us", "us", "first launch to the end of the last kernel (a core key)",
+       [](const R& r) { return J(round3(r.total_us)); }, kInTotals},
+      {"cycles", "cycles", "time_us at clock_mhz (a core key)", [](const R& r) { return J(std::llround(r.total_us * r.clock_mhz)); },
+       kInTotals | kInSweep},
+      {"macs", "MAC", "GEMM, convolution and attention multiply-accumulates (a core key)",
+       [](const R& r) { return J(std::llround(r.macs)); }, kInTotals | kInSweep},
+      {"dram_bytes", "bytes", "HBM traffic of every kernel (a core key: off-chip bytes)",
+       [](const R& r) { return J(std::llround(r.hbm_bytes)); }, kInTotals},
       {"bound", "", "the kernel bound with the most kernel time (ties to the earlier kernel)",
-       [](const LibraryReport& r) { return J(dominant_kernel_bound(r)); }},
+       [](const R& r) { return J(dominant_kernel_bound(r)); }, kInTotals | kInSweep},
+      {"kernel_us", "us", "the kernels' own time, summed", [](const R& r) { return J(round3(r.kernel_us)); }, kInTotals | kInSweep},
+      {"launch_us", "us", "launches, gaps and host-bound waits: time_us - kernel_us",
+       [](const R& r) { return J(round3(r.launch_us)); }, kInTotals | kInSweep},
+      {"flops", "FLOP", "useful flops of every kernel (element-wise work included)", [](const R& r) { return J(r.flops); },
+       kInTotals},
+      {"hbm_bytes", "bytes", "HBM traffic of every kernel", [](const R& r) { return J(std::round(r.hbm_bytes)); }, kInTotals},
+      {"time_ms", "ms", "time_us in ms", [](const R& r) { return J(std::round(r.total_us * 1000) / 1e6); }, kInSweep},
+      {"tflops", "TFLOPS", "flops / time", [](const R& r) { return J(r.total_us > 0 ? round3(r.flops / (r.total_us * 1e6)) : 0.0); },
+       kInSweep},
+      {"hbm_bytes", "bytes", "HBM traffic of every kernel", [](const R& r) { return J(std::llround(r.hbm_bytes)); }, kInSweep},
+      {"kernels", "", "kernels launched", [](const R& r) { return J(r.kernels); }, kInSweep},
+      {"num_sms", "SMs", "gpu.num_sms", [](const R& r) { return J(r.num_sms); }, kInSweep},
+  };
+  return f;
+}
+
+const std::vector<KernelField>& library_kernel_fields() {
+  using J = nlohmann::ordered_json;
+  using K = LibraryKernelRow;
+  static const std::vector<KernelField> f = {
+      {"index", "", "position of the kernel in launch order", [](const K& k) { return J(k.index); }},
+      {"name", "", "the kernel's name (its first IR op)", [](const K& k) { return J(k.name); }},
+      {"op", "", "the kernel class (a core key: an NPU layer's op)", [](const K& k) { return J(k.kernel_class); }},
+      {"class", "", "gemm, conv, attention, rowwise, elementwise, pool, reduce, gather, copy...",
+       [](const K& k) { return J(k.kernel_class); }},
+      {"ir_ops", "", "the IR ops the kernel runs (fused ones included), space-separated", [](const K& k) { return J(k.ir_ops); }},
+      {"shape", "", "the kernel's problem size", [](const K& k) { return J(k.shape); }},
+      {"dtype", "", "its data type", [](const K& k) { return J(k.dtype); }},
+      {"schedule", "", "the tile or schedule that runs (the best of the candidates)", [](const K& k) { return J(k.schedule); }},
+      {"candidates", "", "schedules the library plan simulated for it", [](const K& k) { return J(k.candidates); }},
+      {"start_us", "us", "launch of the kernel from the start of the run", [](const K& k) { return J(round3(k.start_us)); }},
+      {"time_us", "us", "the kernel's time (a core key)", [](const K& k) { return J(round3(k.time_us)); }},
+      {"share", "fraction", "time_us / the kernels' time", [](const K& k) { return J(round3(k.share)); }},
+      {"macs", "MAC", "its GEMM, convolution or attention MACs (a core key)", [](const K& k) { return J(k.macs); }},
+      {"flops", "FLOP", "its useful flops", [](const K& k) { return J(k.flops); }},
+      {"tflops", "TFLOPS", "flops / time_us", [](const K& k) { return J(round3(k.tflops)); }},
+      {"hbm_bytes", "bytes", "HBM bytes the GPU model moved for it", [](const K& k) { return J(std::round(k.hbm_bytes)); }},
+      {"bytes", "bytes", "hbm_bytes (a core key: off-chip bytes)", [](const K& k) { return J(std::llround(k.hbm_bytes)); }},
+      {"min_bytes", "bytes", "its compulsory bytes: every input read once, every output written once",
+       [](const K& k) { return J(std::round(k.min_bytes)); }},
+      {"bound", "", "the term that decided most of its time: math, smem, latency, l2, hbm... (a core key)",
+       [](const K& k) { return J(k.bound); }},
+      {"bound_share", "fraction", "the share of its time that term decided", [](const K& k) { return J(round3(k.bound_share)); }},
   };
   return f;
 }
 
 nlohmann::ordered_json library_sweep_metrics(const LibraryReport& r) {
-  nlohmann::ordered_json m;
-  for (const LibraryField& f : library_sweep_fields()) m[f.name] = f.value(r);
+  nlohmann::ordered_json m = fields_object(library_fields(), r, kInSweep);
   nlohmann::ordered_json layers = nlohmann::ordered_json::array();
   for (const LibraryKernelRow& k : r.rows)
     layers.push_back({{"name", k.name}, {"class", k.kernel_class}, {"time_us", round3(k.time_us)}, {"bound", k.bound}});
@@ -163,29 +197,12 @@ nlohmann::ordered_json library_to_json(const LibraryReport& r) {
   j["plan"] = {{"kind", "library"},         {"fusion", r.fusion},   {"launch", r.launch},
                {"row_kernels", r.row_kernels}, {"kernels", r.kernels},
                {"distinct_kernels", r.distinct_kernels}};
-  // The core keys every device's report has (device, time_us, cycles, macs, dram_bytes, bound),
-  // then the GPU's own.
-  j["totals"] = {{"device", "gpu"},
-                 {"time_us", round3(r.total_us)},
-                 {"cycles", std::llround(r.total_us * r.clock_mhz)},
-                 {"macs", std::llround(r.macs)},
-                 {"dram_bytes", std::llround(r.hbm_bytes)},
-                 {"bound", dominant_kernel_bound(r)},
-                 {"kernel_us", round3(r.kernel_us)},
-                 {"launch_us", round3(r.launch_us)},
-                 {"flops", r.flops},
-                 {"hbm_bytes", std::round(r.hbm_bytes)}};
+  j["totals"] = fields_object(library_fields(), r, kInTotals);
   nlohmann::ordered_json by = nlohmann::ordered_json::object();
   for (const auto& [c, us] : r.time_by_class) by[c] = round3(us);
   j["time_by_class_us"] = by;
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const LibraryKernelRow& k : r.rows)
-    rows.push_back({{"index", k.index}, {"name", k.name}, {"op", k.kernel_class}, {"class", k.kernel_class}, {"ir_ops", k.ir_ops},
-                    {"shape", k.shape}, {"dtype", k.dtype}, {"schedule", k.schedule}, {"candidates", k.candidates},
-                    {"start_us", round3(k.start_us)}, {"time_us", round3(k.time_us)}, {"share", round3(k.share)},
-                    {"macs", k.macs}, {"flops", k.flops}, {"tflops", round3(k.tflops)},
-                    {"hbm_bytes", std::round(k.hbm_bytes)}, {"bytes", std::llround(k.hbm_bytes)},
-                    {"min_bytes", std::round(k.min_bytes)}, {"bound", k.bound}, {"bound_share", round3(k.bound_share)}});
+  for (const LibraryKernelRow& k : r.rows) rows.push_back(fields_object(library_kernel_fields(), k, kInRows));
   j["layers"] = rows;  // one row per kernel, with the core keys of every device's layers
   j["free_ops"] = r.free_ops;
   nlohmann::ordered_json c = nlohmann::ordered_json::object();
@@ -194,16 +211,7 @@ nlohmann::ordered_json library_to_json(const LibraryReport& r) {
   return j;
 }
 
-std::string library_to_csv(const LibraryReport& r) {
-  std::ostringstream o;
-  o << "index,name,class,shape,dtype,schedule,start_us,time_us,share,macs,flops,tflops,hbm_bytes,min_bytes,bound,ir_ops\n";
-  for (const LibraryKernelRow& k : r.rows)
-    o << k.index << "," << csv_field(k.name) << "," << k.kernel_class << "," << csv_field(k.shape) << ","
-      << csv_field(k.dtype) << "," << csv_field(k.schedule) << "," << round3(k.start_us) << "," << round3(k.time_us) << ","
-      << round3(k.share) << "," << k.macs << "," << k.flops << "," << round3(k.tflops) << "," << std::round(k.hbm_bytes)
-      << "," << std::round(k.min_bytes) << "," << k.bound << "," << csv_field(k.ir_ops) << "\n";
-  return o.str();
-}
+std::string library_to_csv(const LibraryReport& r) { return fields_csv(library_kernel_fields(), r.rows); }
 
 nlohmann::ordered_json library_chrome_trace(const LibraryReport& r) {
   nlohmann::ordered_json ev = nlohmann::ordered_json::array();

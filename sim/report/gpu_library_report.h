@@ -12,6 +12,7 @@
 #include "models/gpu/gpu_timing.h"
 #include "sim/config/hw_config.h"
 #include "sim/mapping/gpu_library.h"
+#include "sim/report/fields.h"
 
 namespace npusim::report {
 
@@ -47,15 +48,14 @@ LibraryReport build_library_report(const std::string& workload, const mapping::L
                                    const mapping::Timeline& timeline, const config::HwConfig& cfg,
                                    const models::GpuParams& params, int distinct_kernels);
 
-// The run-level fields of a GPU sweep row (results.csv columns, in this order) and a sweep row's
-// metrics: those fields and "layers": [{name, class, time_us, bound}], one per kernel.
-struct LibraryField {
-  const char* name;
-  const char* unit;
-  const char* meaning;
-  nlohmann::json (*value)(const LibraryReport&);
-};
-const std::vector<LibraryField>& library_sweep_fields();
+// The run-level fields (docs/reports.md#gpu-library-plan-reports): the JSON report's totals
+// (kInTotals) and the columns of a GPU sweep row (kInSweep), in table order.
+using LibraryField = Field<LibraryReport, nlohmann::ordered_json>;
+const std::vector<LibraryField>& library_fields();
+// One kernel row's fields: the JSON report's "layers" and the CSV, in this order.
+using KernelField = Field<LibraryKernelRow, nlohmann::ordered_json>;
+const std::vector<KernelField>& library_kernel_fields();
+// A sweep row's metrics: the kInSweep fields and "layers": [{name, class, time_us, bound}].
 nlohmann::ordered_json library_sweep_metrics(const LibraryReport& r);
 
 std::string format_library_table(const LibraryReport& r);

@@ -197,7 +197,7 @@ std::string format_table(const RunReport& r) {
 nlohmann::ordered_json sweep_metrics(const RunReport& r) {
   nlohmann::ordered_json m;
   for (const auto& f : run_fields())
-    if (f.in_sweep) m[f.name] = nlohmann::ordered_json::parse(f.value(r).dump());
+    if (f.in & kInSweep) m[f.name] = nlohmann::ordered_json::parse(f.value(r).dump());
   nlohmann::ordered_json layers = nlohmann::ordered_json::array();
   for (const auto& l : r.layers) layers.push_back({{"name", l.name}, {"op", l.op}, {"cycles", l.cycles}, {"bound", l.bound}});
   m["layers"] = layers;
@@ -212,10 +212,7 @@ nlohmann::json to_json(const RunReport& r) {
   nlohmann::json cfg = nlohmann::json::object();
   for (const auto& [k, v] : r.config) cfg[k] = v;
   j["hardware"]["config"] = cfg;
-  nlohmann::json totals = nlohmann::json::object();
-  for (const auto& f : run_fields())
-    if (f.in_totals) totals[f.name] = f.value(r);
-  j["totals"] = totals;
+  j["totals"] = fields_object(run_fields(), r, kInTotals);
   if (!r.units.empty()) {
     nlohmann::json units = nlohmann::json::array();
     for (const UnitUse& u : r.units) {
@@ -225,32 +222,12 @@ nlohmann::json to_json(const RunReport& r) {
     j["units"] = units;
   }
   nlohmann::json layers = nlohmann::json::array();
-  for (const auto& l : r.layers) {
-    nlohmann::json row;
-    for (const auto& f : layer_fields()) row[f.name] = f.value(l);
-    layers.push_back(row);
-  }
+  for (const auto& l : r.layers) layers.push_back(fields_object(layer_fields(), l, kInRows));
   j["layers"] = layers;
   return j;
 }
 
-std::string to_csv(const RunReport& r) {
-  std::ostringstream o;
-  const auto& fields = layer_fields();
-  for (size_t i = 0; i < fields.size(); ++i) o << (i ? "," : "") << fields[i].name;
-  o << "\n";
-  for (const auto& l : r.layers) {
-    for (size_t i = 0; i < fields.size(); ++i) {
-      const nlohmann::json v = fields[i].value(l);
-      o << (i ? "," : "");
-      if (v.is_string()) o << v.get<std::string>();
-      else if (fields[i].fraction) o << fmt("%.6f", v.get<double>());
-      else o << v.dump();
-    }
-    o << "\n";
-  }
-  return o.str();
-}
+std::string to_csv(const RunReport& r) { return fields_csv(layer_fields(), r.layers); }
 
 const std::vector<LayerField>& layer_fields() {
   using J = nlohmann::json;
@@ -263,13 +240,13 @@ const std::vector<LayerField>& layer_fields() {
       {"end_cycle", "cycles", "last command of the layer ends", [](const LayerRow& l) { return J(l.end_cycle); }},
       {"cycles", "cycles", "NPU time charged to the layer (compute frontier; NPU layers add up to the total)", [](const LayerRow& l) { return J(l.cycles); }},
       {"time_us", "us", "cycles at clock_mhz (a core key: GPU reports' layers have it too)", [](const LayerRow& l) { return J(round3(l.time_us)); }},
-      {"share", "fraction", "cycles / total NPU cycles", [](const LayerRow& l) { return J(l.share); }, true},
+      {"share", "fraction", "cycles / total NPU cycles", [](const LayerRow& l) { return J(l.share); }, kInRows, true},
       {"pe_busy_cycles", "cycles", "PE array busy on this layer (measured by the unit)", [](const LayerRow& l) { return J(l.pe_busy_cycles); }},
       {"vp_busy_cycles", "cycles", "vector processor busy on this layer", [](const LayerRow& l) { return J(l.vp_busy_cycles); }},
       {"dma_busy_cycles", "cycles", "DMA channels busy on this layer (summed over channels)", [](const LayerRow& l) { return J(l.dma_busy_cycles); }},
       {"stall_cycles", "cycles", "cycles minus PE and VP busy time (waiting on memory)", [](const LayerRow& l) { return J(l.stall_cycles); }},
       {"macs", "MAC", "multiply-accumulates", [](const LayerRow& l) { return J(l.macs); }},
-      {"pe_utilization", "fraction", "macs / (cycles x peak MAC/cycle)", [](const LayerRow& l) { return J(l.pe_utilization); }, true},
+      {"pe_utilization", "fraction", "macs / (cycles x peak MAC/cycle)", [](const LayerRow& l) { return J(l.pe_utilization); }, kInRows, true},
       {"dram_read_bytes", "bytes", "weights and activation loads, as served by the DRAM model", [](const LayerRow& l) { return J(l.dram_read_bytes); }},
       {"dram_write_bytes", "bytes", "stores and spills, as served by the DRAM model", [](const LayerRow& l) { return J(l.dram_write_bytes); }},
       {"bytes", "bytes", "dram_read_bytes + dram_write_bytes: off-chip bytes (a core key: HBM bytes on a GPU)", [](const LayerRow& l) { return J(l.dram_read_bytes + l.dram_write_bytes); }},
@@ -280,7 +257,7 @@ const std::vector<LayerField>& layer_fields() {
       {"k_chunks", "", "output-channel chunks of the mapping", [](const LayerRow& l) { return J(l.k_chunks); }},
       {"batch_groups", "", "groups of images the layer ran on (docs/mapping.md (batch groups))", [](const LayerRow& l) { return J(l.batch_groups); }},
       {"bound", "", "compute, memory, vector or host", [](const LayerRow& l) { return J(l.bound); }},
-      {"energy_uj", "uJ", "MACs, DRAM and SRAM bytes times the energy.* coefficients (0 when unset)", [](const LayerRow& l) { return J(l.energy_uj); }, true},
+      {"energy_uj", "uJ", "MACs, DRAM and SRAM bytes times the energy.* coefficients (0 when unset)", [](const LayerRow& l) { return J(l.energy_uj); }, kInRows, true},
   };
   return f;
 }
@@ -299,56 +276,41 @@ std::string dominant_bound(const RunReport& r) {
 const std::vector<RunField>& run_fields() {
   using J = nlohmann::json;
   static const std::vector<RunField> f = {
-      {"device", "", "npu (a core key: every device's report has it)", [](const RunReport&) { return J("npu"); }, true, false},
+      {"device", "", "npu (a core key: every device's report has it)", [](const RunReport&) { return J("npu"); }, kInTotals},
       {"npu_cycles", "cycles", "end of the last NPU layer (the simulated time)",
-       [](const RunReport& r) { return J(r.npu_cycles); }, true, false},
+       [](const RunReport& r) { return J(r.npu_cycles); }, kInTotals},
       {"cycles", "cycles", "npu_cycles (a core key: the simulated time at the device clock)",
-       [](const RunReport& r) { return J(r.npu_cycles); }, true, true},
+       [](const RunReport& r) { return J(r.npu_cycles); }, kInTotals | kInSweep},
       {"time_us", "us", "npu_cycles at clock_mhz (a core key)",
-       [](const RunReport& r) { return J(round3(r.npu_cycles / r.clock_mhz)); }, true, false},
+       [](const RunReport& r) { return J(round3(r.npu_cycles / r.clock_mhz)); }, kInTotals},
       {"host_cycles", "cycles", "host (cpu) layers, summed; not in npu_cycles",
-       [](const RunReport& r) { return J(r.host_cycles); }, true, true},
+       [](const RunReport& r) { return J(r.host_cycles); }, kInTotals | kInSweep},
       {"time_ms", "ms", "npu_cycles at clock_mhz",
-       [](const RunReport& r) { return J(r.npu_cycles / (r.clock_mhz * 1e3)); }, true, true},
-      {"macs", "MAC", "multiply-accumulates of every layer", [](const RunReport& r) { return J(r.total_macs); }, true,
-       false},
-      {"pe_count", "PEs", "npu.pe_array.rows x cols", [](const RunReport& r) { return J(r.pe_count); }, false, true},
-      {"l2_bytes", "bytes", "npu.l2.size_kib x 1024", [](const RunReport& r) { return J(r.l2_size_bytes); }, false,
-       true},
+       [](const RunReport& r) { return J(r.npu_cycles / (r.clock_mhz * 1e3)); }, kInTotals | kInSweep},
+      {"macs", "MAC", "multiply-accumulates of every layer", [](const RunReport& r) { return J(r.total_macs); }, kInTotals},
+      {"pe_count", "PEs", "npu.pe_array.rows x cols", [](const RunReport& r) { return J(r.pe_count); }, kInSweep},
+      {"l2_bytes", "bytes", "npu.l2.size_kib x 1024", [](const RunReport& r) { return J(r.l2_size_bytes); }, kInSweep},
       {"pe_utilization", "fraction", "macs / (npu_cycles x peak MAC/cycle)",
-       [](const RunReport& r) { return J(r.pe_utilization); }, true, true},
+       [](const RunReport& r) { return J(r.pe_utilization); }, kInTotals | kInSweep},
       {"dram_read_bytes", "bytes", "served by the DRAM model, all layers",
-       [](const RunReport& r) { return J(r.dram_read_bytes); }, true, true},
+       [](const RunReport& r) { return J(r.dram_read_bytes); }, kInTotals | kInSweep},
       {"dram_write_bytes", "bytes", "served by the DRAM model, all layers",
-       [](const RunReport& r) { return J(r.dram_write_bytes); }, true, true},
+       [](const RunReport& r) { return J(r.dram_write_bytes); }, kInTotals | kInSweep},
       {"dram_bytes", "bytes", "dram_read_bytes + dram_write_bytes (a core key: off-chip bytes)",
-       [](const RunReport& r) { return J(r.dram_read_bytes + r.dram_write_bytes); }, true, true},
+       [](const RunReport& r) { return J(r.dram_read_bytes + r.dram_write_bytes); }, kInTotals | kInSweep},
       {"bound", "", "the layer bound with the most cycles (compute, memory, vector, host; ties to the earlier)",
-       [](const RunReport& r) { return J(dominant_bound(r)); }, true, true},
+       [](const RunReport& r) { return J(dominant_bound(r)); }, kInTotals | kInSweep},
       {"energy_uj", "uJ", "MACs, DRAM and SRAM bytes at the energy.* costs (0 when none is set)",
-       [](const RunReport& r) { return J(r.energy_uj); }, true, false},
+       [](const RunReport& r) { return J(r.energy_uj); }, kInTotals},
       {"energy_uj", "uJ", "as in totals; empty when no energy.* cost is set",
-       [](const RunReport& r) { return r.energy_modelled ? J(r.energy_uj) : J(nullptr); }, false, true},
+       [](const RunReport& r) { return r.energy_modelled ? J(r.energy_uj) : J(nullptr); }, kInSweep},
   };
   return f;
 }
 
-std::string run_fields_markdown() {
-  std::ostringstream o;
-  o << "| field | unit | in | meaning |\n|---|---|---|---|\n";
-  for (const auto& f : run_fields())
-    o << "| `" << f.name << "` | " << f.unit << " | "
-      << (f.in_totals && f.in_sweep ? "totals, sweeps" : f.in_totals ? "totals" : "sweeps") << " | " << f.meaning
-      << " |\n";
-  return o.str();
-}
+std::string run_fields_markdown() { return fields_markdown(run_fields(), true); }
 
-std::string layer_fields_markdown() {
-  std::ostringstream o;
-  o << "| field | unit | meaning |\n|---|---|---|\n";
-  for (const auto& f : layer_fields()) o << "| `" << f.name << "` | " << f.unit << " | " << f.meaning << " |\n";
-  return o.str();
-}
+std::string layer_fields_markdown() { return fields_markdown(layer_fields()); }
 
 nlohmann::json chrome_trace(const RunReport& r, const mapping::Program& prog,
                             const std::vector<mapping::CommandTiming>& timings) {

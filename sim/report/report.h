@@ -10,6 +10,7 @@
 #include "sim/config/hw_config.h"
 #include "sim/mapping/npu_params.h"
 #include "sim/mapping/program.h"
+#include "sim/report/fields.h"
 
 namespace npusim::report {
 
@@ -73,29 +74,16 @@ RunReport build_report(const std::string& workload, const mapping::Program& prog
 
 // One field of a layer row: its name in JSON and CSV, unit, meaning and value. Every writer
 // (JSON, CSV, sweep rows, docs/reports.md) reads this one table.
-struct LayerField {
-  const char* name;
-  const char* unit;
-  const char* meaning;
-  nlohmann::json (*value)(const LayerRow&);
-  bool fraction = false;  // CSV prints it with 6 decimals
-};
+using LayerField = Field<LayerRow>;
 const std::vector<LayerField>& layer_fields();
 // The Markdown table of layer fields (docs/reports.md).
 std::string layer_fields_markdown();
 
 // One run-level figure: JSON report `totals` and/or a sweep result column (docs/reports.md).
 // Both outputs read this one table.
-struct RunField {
-  const char* name;
-  const char* unit;
-  const char* meaning;
-  nlohmann::json (*value)(const RunReport&);
-  bool in_totals;  // in the JSON report's "totals"
-  bool in_sweep;   // a column of sweep results (results.csv / results.jsonl), in this order
-};
+using RunField = Field<RunReport>;  // kInTotals: JSON totals; kInSweep: a sweep column, in this order
 const std::vector<RunField>& run_fields();
-// A sweep row's metrics (computed in the worker): the in_sweep fields, in order, and "layers":
+// A sweep row's metrics (computed in the worker): the kInSweep fields, in order, and "layers":
 // [{name, op, cycles, bound}] (docs/sweeps.md#results).
 nlohmann::ordered_json sweep_metrics(const RunReport& r);
 // The Markdown tables of layer and run fields (docs/reports.md).

@@ -1,5 +1,6 @@
 #include "sim/report/system_report.h"
 
+#include "sim/report/fields.h"
 #include "sim/report/format.h"
 
 #include <algorithm>
@@ -78,23 +79,102 @@ std::string format_system_table(const SystemReport& r) {
   return o.str();
 }
 
+namespace {
+
+// A system run's totals over its accelerators (host lanes left out).
+struct SystemTotals {
+  double makespan_ns = 0, busy_ns = 0, comm_ns = 0, wait_ns = 0, stall_ns = 0, link_bytes = 0;
+  int devices = 0;
+};
+
+SystemTotals totals_of(const SystemReport& r) {
+  const engine::SystemSimResult& m = *r.sim;
+  SystemTotals t;
+  t.makespan_ns = m.makespan_ns;
+  for (const auto& d : m.devices) {
+    if (d.name.rfind("host:", 0) == 0) continue;
+    t.busy_ns += d.busy_ns, t.comm_ns += d.comm_ns, t.wait_ns += d.comm_wait_ns, t.stall_ns += d.mem_stall_ns, ++t.devices;
+  }
+  for (const auto& l : m.links) t.link_bytes += l.bytes;
+  return t;
+}
+
+// Rounded to the picosecond so that rows compare as text (sums of doubles).
+double ps_us(double ns) { return std::round(ns * 1000) / 1e6; }
+
+// The run-level fields: JSON totals and the columns of a system sweep row, one table.
+using SystemField = Field<SystemTotals>;
+const std::vector<SystemField>& system_fields() {
+  using J = nlohmann::json;
+  using T = SystemTotals;
+  static const std::vector<SystemField> f = {
+      {"device", "", "system (a core key: every device's report has it)", [](const T&) { return J("system"); }, kInTotals},
+      {"time_us", "us", "the makespan (a core key)", [](const T& t) { return J(t.makespan_ns / 1000); }, kInTotals},
+      {"makespan_us", "us", "first supertask start to last supertask end", [](const T& t) { return J(t.makespan_ns / 1000); },
+       kInTotals},
+      {"time_ms", "ms", "the makespan in ms", [](const T& t) { return J(std::round(t.makespan_ns) / 1e6); }, kInSweep},
+      {"makespan_us", "us", "the makespan, to the picosecond", [](const T& t) { return J(ps_us(t.makespan_ns)); }, kInSweep},
+      {"busy_us", "us", "compute time, summed over the accelerators", [](const T& t) { return J(ps_us(t.busy_ns)); },
+       kInTotals | kInSweep},
+      {"comm_us", "us", "time inside collectives (from when every member is ready), summed over the accelerators",
+       [](const T& t) { return J(ps_us(t.comm_ns)); }, kInTotals | kInSweep},
+      {"comm_wait_us", "us", "time an accelerator sat idle with work pending, waiting for a collective's output",
+       [](const T& t) { return J(ps_us(t.wait_ns)); }, kInTotals | kInSweep},
+      {"mem_stall_us", "us", "compute stretched by collectives sharing its memory (part of busy_us; docs/system.md#contention)",
+       [](const T& t) { return J(ps_us(t.stall_ns)); }, kInTotals | kInSweep},
+      {"link_bytes", "bytes", "bytes over every link", [](const T& t) { return J(static_cast<int64_t>(std::llround(t.link_bytes))); },
+       kInTotals | kInSweep},
+      {"devices", "", "accelerators (host lanes left out)", [](const T& t) { return J(t.devices); }, kInTotals | kInSweep},
+  };
+  return f;
+}
+
+// One supertask of a run, in the pipeline's order.
+struct SupertaskRow {
+  const SystemReport* r;
+  int t;
+  const ir::SuperTask& task() const { return r->sys->supertasks[static_cast<size_t>(t)]; }
+  const engine::SuperTaskTiming& timing() const { return r->sim->tasks[static_cast<size_t>(t)]; }
+};
+
+std::vector<SupertaskRow> supertask_rows(const SystemReport& r) {
+  std::vector<SupertaskRow> rows;
+  for (int t : r.sys->order) rows.push_back({&r, t});
+  return rows;
+}
+
+using SupertaskField = Field<SupertaskRow>;
+const std::vector<SupertaskField>& supertask_fields() {
+  using J = nlohmann::json;
+  using S = SupertaskRow;
+  static const std::vector<SupertaskField> f = {
+      {"id", "", "the supertask's id in the pipeline", [](const S& s) { return J(s.task().id); }},
+      {"kind", "", "input, output, fx (compute), all_reduce, send, recv...", [](const S& s) { return J(kind_of(s.task())); }},
+      {"device", "", "the system device it ran on (empty: input / output)",
+       [](const S& s) { return J(s.r->lane_of_task[static_cast<size_t>(s.t)]); }},
+      {"start_us", "us", "start", [](const S& s) { return J(s.timing().start_ns / 1000); }},
+      {"end_us", "us", "end", [](const S& s) { return J(s.timing().end_ns / 1000); }},
+      {"time_us", "us", "end_us - start_us", [](const S& s) { return J((s.timing().end_ns - s.timing().start_ns) / 1000); }},
+      {"estimated", "", "its compute time is an estimate from its bytes (payload not lowered)",
+       [](const S& s) { return J(std::find(s.r->estimated.begin(), s.r->estimated.end(), s.t) != s.r->estimated.end()); }},
+      {"critical", "", "on the critical path", [](const S& s) { return J(on_path(*s.r, s.t)); }},
+      {"collective", "", "a collective's plan, algorithm/protocol (nvls/simple); empty otherwise",
+       [](const S& s) { return J(s.timing().collective); }},
+  };
+  return f;
+}
+
+}  // namespace
+
 nlohmann::json system_to_json(const SystemReport& r) {
   const ir::System& s = *r.sys;
   const engine::SystemSimResult& m = *r.sim;
   nlohmann::json j;
   j["workload"] = r.workload;
   j["system"] = {{"name", r.hw_name}, {"source", r.hw_source}};
-  j["totals"] = {{"device", "system"}, {"time_us", m.makespan_ns / 1000}, {"makespan_us", m.makespan_ns / 1000}};
+  j["totals"] = fields_object(system_fields(), totals_of(r), kInTotals);
   nlohmann::json tasks = nlohmann::json::array();
-  for (int t : s.order) {
-    const auto& st = s.supertasks[static_cast<size_t>(t)];
-    const auto& tt = m.tasks[static_cast<size_t>(t)];
-    tasks.push_back({{"id", st.id}, {"kind", kind_of(st)}, {"device", r.lane_of_task[static_cast<size_t>(t)]},
-                     {"start_us", tt.start_ns / 1000}, {"end_us", tt.end_ns / 1000},
-                     {"estimated", std::find(r.estimated.begin(), r.estimated.end(), t) != r.estimated.end()},
-                     {"critical", on_path(r, t)}});
-    if (!tt.collective.empty()) tasks.back()["collective"] = tt.collective;  // the plan: "nvls/simple"
-  }
+  for (const SupertaskRow& t : supertask_rows(r)) tasks.push_back(fields_object(supertask_fields(), t, kInRows));
   j["supertasks"] = tasks;
   nlohmann::json devs = nlohmann::json::array();
   for (const auto& d : m.devices)
@@ -113,85 +193,33 @@ nlohmann::json system_to_json(const SystemReport& r) {
   return j;
 }
 
-namespace {
-
-// A system run's totals over its accelerators (host lanes left out).
-struct SystemTotals {
-  double makespan_ns = 0, busy_ns = 0, comm_ns = 0, wait_ns = 0, stall_ns = 0, link_bytes = 0;
-  int devices = 0;
-};
-
-// Rounded to the picosecond so that rows compare as text (sums of doubles).
-double ps_us(double ns) { return std::round(ns * 1000) / 1e6; }
-
-// The columns of a system sweep row, each with its value: one table, so the header and the
-// values cannot drift.
-struct SystemField {
-  const char* name;
-  nlohmann::ordered_json (*value)(const SystemTotals&);
-};
-
-const std::vector<SystemField>& system_fields() {
-  using J = nlohmann::ordered_json;
-  static const std::vector<SystemField> f = {
-      {"time_ms", [](const SystemTotals& t) { return J(std::round(t.makespan_ns) / 1e6); }},
-      {"makespan_us", [](const SystemTotals& t) { return J(ps_us(t.makespan_ns)); }},
-      {"busy_us", [](const SystemTotals& t) { return J(ps_us(t.busy_ns)); }},
-      {"comm_us", [](const SystemTotals& t) { return J(ps_us(t.comm_ns)); }},
-      {"comm_wait_us", [](const SystemTotals& t) { return J(ps_us(t.wait_ns)); }},
-      {"mem_stall_us", [](const SystemTotals& t) { return J(ps_us(t.stall_ns)); }},
-      {"link_bytes", [](const SystemTotals& t) { return J(static_cast<int64_t>(std::llround(t.link_bytes))); }},
-      {"devices", [](const SystemTotals& t) { return J(t.devices); }},
-  };
-  return f;
-}
-
-}  // namespace
-
 const std::vector<std::string>& system_sweep_fields() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> n;
-    for (const SystemField& f : system_fields()) n.push_back(f.name);
+    for (const SystemField& f : system_fields())
+      if (f.in & kInSweep) n.push_back(f.name);
     return n;
   }();
   return names;
 }
 
 nlohmann::ordered_json system_sweep_metrics(const SystemReport& r) {
-  const engine::SystemSimResult& m = *r.sim;
-  SystemTotals t;
-  t.makespan_ns = m.makespan_ns;
-  for (const auto& d : m.devices) {
-    if (d.name.rfind("host:", 0) == 0) continue;
-    t.busy_ns += d.busy_ns, t.comm_ns += d.comm_ns, t.wait_ns += d.comm_wait_ns, t.stall_ns += d.mem_stall_ns, ++t.devices;
-  }
-  for (const auto& l : m.links) t.link_bytes += l.bytes;
   nlohmann::ordered_json j;
-  for (const SystemField& f : system_fields()) j[f.name] = f.value(t);
+  const SystemTotals t = totals_of(r);
+  for (const SystemField& f : system_fields())
+    if (f.in & kInSweep) j[f.name] = nlohmann::ordered_json::parse(f.value(t).dump());
   nlohmann::ordered_json layers = nlohmann::ordered_json::array();
-  for (int i : r.sys->order) {
-    const auto& st = r.sys->supertasks[static_cast<size_t>(i)];
-    const auto& tt = m.tasks[static_cast<size_t>(i)];
-    layers.push_back({{"name", st.id}, {"op", kind_of(st)}, {"device", r.lane_of_task[static_cast<size_t>(i)]},
-                      {"time_us", ps_us(tt.end_ns - tt.start_ns)}});
-  }
+  for (const SupertaskRow& s : supertask_rows(r))
+    layers.push_back({{"name", s.task().id}, {"op", kind_of(s.task())}, {"device", r.lane_of_task[static_cast<size_t>(s.t)]},
+                      {"time_us", ps_us(s.timing().end_ns - s.timing().start_ns)}});
   j["layers"] = layers;
   return j;
 }
 
-std::string system_to_csv(const SystemReport& r) {
-  std::ostringstream o;
-  o << "id,kind,device,start_us,end_us,time_us,estimated,critical\n";
-  for (int t : r.sys->order) {
-    const auto& st = r.sys->supertasks[static_cast<size_t>(t)];
-    const auto& tt = r.sim->tasks[static_cast<size_t>(t)];
-    o << st.id << "," << kind_of(st) << "," << r.lane_of_task[static_cast<size_t>(t)] << "," << fmt("%.6f", tt.start_ns / 1000)
-      << "," << fmt("%.6f", tt.end_ns / 1000) << "," << fmt("%.6f", (tt.end_ns - tt.start_ns) / 1000) << ","
-      << (std::find(r.estimated.begin(), r.estimated.end(), t) != r.estimated.end() ? 1 : 0) << "," << (on_path(r, t) ? 1 : 0)
-      << "\n";
-  }
-  return o.str();
-}
+std::string system_to_csv(const SystemReport& r) { return fields_csv(supertask_fields(), supertask_rows(r)); }
+
+std::string system_fields_markdown() { return fields_markdown(system_fields(), true); }
+std::string supertask_fields_markdown() { return fields_markdown(supertask_fields()); }
 
 nlohmann::json system_chrome_trace(const SystemReport& r) {
   const ir::System& s = *r.sys;

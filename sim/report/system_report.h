@@ -30,5 +30,9 @@ nlohmann::json system_chrome_trace(const SystemReport& r);
 // with its supertasks as "layers" (name, op = kind, device, time_us).
 const std::vector<std::string>& system_sweep_fields();
 nlohmann::ordered_json system_sweep_metrics(const SystemReport& r);
+// The Markdown tables of the run-level fields (totals, sweeps) and of a supertask row (JSON
+// "supertasks" and the CSV): docs/reports.md#system-reports.
+std::string system_fields_markdown();
+std::string supertask_fields_markdown();
 
 }  // namespace npusim::report

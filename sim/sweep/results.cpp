@@ -23,12 +23,13 @@ const std::vector<std::string>& metric_columns(const std::string& device) {
   static const std::vector<std::string> npu = [] {
     std::vector<std::string> names;
     for (const auto& f : report::run_fields())
-      if (f.in_sweep) names.push_back(f.name);
+      if (f.in & report::kInSweep) names.push_back(f.name);
     return names;
   }();
   static const std::vector<std::string> gpu = [] {
     std::vector<std::string> names;
-    for (const auto& f : report::library_sweep_fields()) names.push_back(f.name);
+    for (const auto& f : report::library_fields())
+      if (f.in & report::kInSweep) names.push_back(f.name);
     return names;
   }();
   if (device == "gpu") return gpu;

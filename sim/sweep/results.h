@@ -20,7 +20,7 @@ namespace npusim::sweep {
 using Row = nlohmann::ordered_json;
 
 // Metric columns of a sweep of this device ("npu": report::run_fields() in the sweep; "gpu": the
-// library plan's report::library_sweep_fields(); "system": report::system_sweep_fields()), in
+// library plan's report::library_fields() in the sweep; "system": report::system_sweep_fields()), in
 // file order. A row's values come from the worker's run::RunRecord::sweep_metrics().
 const std::vector<std::string>& metric_columns(const std::string& device = "npu");
 

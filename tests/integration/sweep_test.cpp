@@ -196,8 +196,8 @@ TEST(SweepCli, AGpuConfigSweepsTheGpu) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string csv = read_text(d + "/out/results.csv");
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
-            "point,workload,status,gpu.hbm.bandwidth_gbps,cycles,time_ms,kernel_us,launch_us,macs,tflops,hbm_bytes,"
-            "kernels,num_sms,bound,error");
+            "point,workload,status,gpu.hbm.bandwidth_gbps,cycles,macs,bound,kernel_us,launch_us,time_ms,tflops,hbm_bytes,"
+            "kernels,num_sms,error");
   std::vector<nlohmann::json> rows;
   std::istringstream jl(read_text(d + "/out/results.jsonl"));
   for (std::string line; std::getline(jl, line);) rows.push_back(nlohmann::json::parse(line));

@@ -94,8 +94,11 @@ TEST(HwConfig, ZeroRatesAndOutOfRangeValuesAreRefusedNamingKeyValueRangeAndSourc
   EXPECT_NE(e.find("line 3"), std::string::npos) << e;
   EXPECT_NE(e.find("npu.l2.bytes_per_cycle = 0: must be greater than 0"), std::string::npos) << e;
   // Every number of every committed config is within its range (loads), and ranges are documented.
-  for (const auto& p : schema())
-    if (p.type == ParamType::Int || p.type == ParamType::Double) EXPECT_NE(schema_markdown().find(p.range.text()), std::string::npos);
+  for (const auto& p : schema()) {
+    if (p.type == ParamType::Int || p.type == ParamType::Double) {
+      EXPECT_NE(schema_markdown().find(p.range.text()), std::string::npos);
+    }
+  }
 }
 
 TEST(HwConfig, MalformedYamlAndMissingFileAreErrors) {

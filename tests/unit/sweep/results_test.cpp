@@ -156,7 +156,7 @@ TEST(SweepResults, ColumnsAndReportTotalsComeFromTheRunFieldTable) {
   const auto totals = report::to_json(rep)["totals"];
   size_t in_totals = 0;
   for (const auto& f : report::run_fields()) {
-    if (!f.in_totals) continue;
+    if (!(f.in & report::kInTotals)) continue;
     ++in_totals;
     ASSERT_TRUE(totals.contains(f.name)) << f.name;
     EXPECT_EQ(totals[f.name], f.value(rep)) << f.name;
