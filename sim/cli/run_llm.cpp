@@ -49,6 +49,7 @@ struct LlmCliOptions {
   int64_t max_batch_tokens = 8192;
   int max_seqs = 256;
   bool chunked_prefill = false;  // --chunked-prefill
+  bool preempt = false;          // --preempt
   std::string plot;  // --plot OUT.png: scripts/plot_run.py draws the serving pictures
   // Pipeline files (a runtime's own prefill and decode passes) instead of a zoo model.
   std::string prefill_pipeline, decode_pipeline;
@@ -193,8 +194,8 @@ int run_llm_cmd(const LlmCliOptions& o) {
   su.cap_key = su.gpu ? "gpu.hbm.capacity_gib" : "memory.dram.capacity_gib";
   su.capacity = su.hw.get_double(su.cap_key) * (1 << 30);
   if (o.arrival_rate > 0 || !o.trace.empty()) return run_continuous(o, su);
-  if (o.chunked_prefill)
-    throw InputError("sim llm", "--chunked-prefill", "applies to continuous batching (--arrival-rate or --trace)");
+  for (const auto& [given, flag] : {std::make_pair(o.chunked_prefill, "--chunked-prefill"), std::make_pair(o.preempt, "--preempt")})
+    if (given) throw InputError("sim llm", flag, "applies to continuous batching (--arrival-rate or --trace)");
   const auto& hw = su.hw;
   const auto& sys_cfg = su.sys_cfg;
   const bool on_system = su.on_system, gpu = su.gpu;
@@ -351,6 +352,9 @@ int run_continuous(const LlmCliOptions& o, const Setup& su) {
   so.max_batch_tokens = o.max_batch_tokens;
   so.max_seqs = o.max_seqs;
   so.chunked_prefill = o.chunked_prefill;
+  so.on_demand_blocks = o.preempt;
+  if (o.preempt && o.chunked_prefill)
+    throw InputError("sim llm", "--preempt", "is modelled with the prefill-first scheduler; give it without --chunked-prefill");
   so.kv_bytes_per_token = su.mem.kv_bytes_per_token;
   so.kv_capacity_bytes = su.capacity - su.mem.weight_bytes - static_cast<double>(o.max_batch_tokens) * su.mem.activation_bytes_per_token;
   const double per_longest = static_cast<double>((longest + so.block_tokens - 1) / so.block_tokens * so.block_tokens) * so.kv_bytes_per_token;
@@ -360,7 +364,13 @@ int run_continuous(const LlmCliOptions& o, const Setup& su) {
   // The step-time surface: decode steps at batch sizes 1, 2, 4 ... up to what can run at once,
   // each at the shortest and longest KV length (linear between); prefills of k prompts of the
   // median input, up to a step's token budget (linear in tokens between).
-  const int bmax = static_cast<int>(std::min<double>(o.max_seqs, std::floor(so.kv_capacity_bytes / per_longest)));
+  // With --preempt a request holds only the blocks it has filled, so up to the shortest prompt's
+  // blocks' worth may run at once.
+  int64_t shortest = longest;
+  for (const llm::Request& q : reqs) shortest = std::min(shortest, q.input + 1);
+  const double per_running = o.preempt ? static_cast<double>((shortest + so.block_tokens - 1) / so.block_tokens * so.block_tokens) * so.kv_bytes_per_token
+                                       : per_longest;
+  const int bmax = static_cast<int>(std::min<double>(o.max_seqs, std::floor(so.kv_capacity_bytes / per_running)));
   std::vector<int64_t> ins;
   for (const auto& q : reqs) ins.push_back(q.input);
   std::nth_element(ins.begin(), ins.begin() + static_cast<long>(ins.size() / 2), ins.end());
@@ -419,10 +429,11 @@ int run_continuous(const LlmCliOptions& o, const Setup& su) {
   j["memory"] = {{"capacity_gib", su.capacity / gib}, {"weights_gib", su.mem.weight_bytes / gib}, {"kv_cache_capacity_gib", so.kv_capacity_bytes / gib},
                  {"peak_kv_cache_gib", res.peak_kv_bytes / gib}};
   j["scheduler"] = {{"policy", o.chunked_prefill ? "chunked prefill (vLLM v1, Sarathi-Serve: decodes first, then prompt chunks; no preemption)"
+                                : o.preempt      ? "prefill first, KV blocks on demand, recompute preemption (vLLM)"
                                                   : "prefill first (vLLM, no preemption)"},
                     {"max_batch_tokens", o.max_batch_tokens}, {"max_seqs", o.max_seqs},
                     {"prefill_steps", res.prefill_steps}, {"decode_steps", res.decode_steps}, {"mixed_steps", res.mixed_steps},
-                    {"peak_running", res.peak_running}};
+                    {"peak_running", res.peak_running}, {"preemptions", res.preemptions}};
   nlohmann::ordered_json steps = nlohmann::ordered_json::array();
   for (const Pass& p : passes) steps.push_back(step_json(p, su.on_system));
   j["steps"] = steps;
@@ -461,9 +472,10 @@ int run_continuous(const LlmCliOptions& o, const Setup& su) {
     std::printf("KV cache: %.2f GiB beside %.2f GiB of weights; peak %.2f GiB, %d requests running at most\n", so.kv_capacity_bytes / gib,
                 su.mem.weight_bytes / gib, res.peak_kv_bytes / gib, res.peak_running);
     std::printf("steps simulated: %zu (prefills of 1..%d prompts of %lld tokens; decodes at batch 1..%d, KV %lld and %lld); "
-                "%d prefill and %d decode steps served\n",
+                "%d prefill and %d decode steps served%s\n",
                 passes.size(), kmax, static_cast<long long>(l_ref), bgrid.back(), static_cast<long long>(kv_lo), static_cast<long long>(kv_top),
-                res.prefill_steps, res.decode_steps);
+                res.prefill_steps, res.decode_steps,
+                o.preempt ? (", " + std::to_string(res.preemptions) + " preemptions").c_str() : "");
     std::printf("TTFT %.3f ms (p50 %.3f, p99 %.3f)  TPOT %.3f ms  end-to-end %.3f ms (p99 %.3f)  %.1f output tokens/s\n", m.ttft_mean_ns / 1e6,
                 m.ttft_p50_ns / 1e6, m.ttft_p99_ns / 1e6, m.tpot_ns / 1e6, m.e2e_mean_ns / 1e6, m.e2e_p99_ns / 1e6, m.output_tokens_per_s);
   }
@@ -476,8 +488,8 @@ int run_continuous(const LlmCliOptions& o, const Setup& su) {
 // pipeline on a system, each simulated once; every decode step is taken to cost the decode
 // pipeline's time (its file fixes one KV length), the batch is the pipelines' own.
 int run_pipelines(const LlmCliOptions& o) {
-  if (o.chunked_prefill)
-    throw InputError("sim llm", "--chunked-prefill", "applies to continuous batching of a zoo model (--arrival-rate or --trace)");
+  for (const auto& [given, flag] : {std::make_pair(o.chunked_prefill, "--chunked-prefill"), std::make_pair(o.preempt, "--preempt")})
+    if (given) throw InputError("sim llm", flag, "applies to continuous batching of a zoo model (--arrival-rate or --trace)");
   if (o.prefill_pipeline.empty() || o.decode_pipeline.empty())
     throw InputError("sim llm", o.prefill_pipeline.empty() ? "--prefill" : "--decode", "give both --prefill and --decode pipeline files");
   if (!o.model.empty()) throw InputError("sim llm", "model", "give a zoo model or pipeline files, not both");
@@ -568,6 +580,9 @@ std::function<int()> add_llm_command(CLI::App& app) {
   cmd->add_option("--max-seqs", o->max_seqs, "continuous batching: requests running at once at most")->capture_default_str();
   cmd->add_flag("--chunked-prefill", o->chunked_prefill,
                 "continuous batching: each step takes --max-batch-tokens tokens, decodes first, then prompt chunks (vLLM v1)");
+  cmd->add_flag("--preempt", o->preempt,
+                "continuous batching: KV blocks taken as tokens come, the newest request preempted and recomputed when "
+                "they run out (vLLM); default: each request reserves its whole life's blocks when admitted");
   cmd->add_option("--report", o->report, "write the report as JSON");
   cmd->add_option("--plot", o->plot, "draw tokens/s, latency and the KV cache over time into this PNG (needs python3-matplotlib)");
   cmd->add_flag("-q,--quiet", o->quiet, "no table on stdout");

@@ -132,6 +132,120 @@ std::vector<Request> poisson_requests(int n, double rate_per_s, int64_t input, i
   return r;
 }
 
+namespace {
+
+// vLLM's paged KV cache with blocks allocated as tokens come and recompute preemption
+// (docs/llm.md#preemption): prefill first, as serve_continuous without chunked prefill.
+ContinuousResult serve_on_demand(const std::vector<Request>& reqs, const SchedulerOptions& opt, const StepCost& cost,
+                                 ContinuousResult res) {
+  const int64_t bt = opt.block_tokens;
+  const double block_bytes = static_cast<double>(bt) * opt.kv_bytes_per_token;
+  const int64_t capacity = static_cast<int64_t>(std::floor(opt.kv_capacity_bytes / block_bytes));  // blocks
+  auto blocks_for = [&](int64_t tokens) { return (tokens + bt - 1) / bt; };
+  struct Running {
+    size_t id;
+    int64_t kv, generated, blocks;
+  };
+  std::vector<Running> running;  // admission order: the last is the first preempted
+  std::vector<std::pair<size_t, int64_t>> preempted;  // (id, tokens generated): resumed first, oldest first
+  size_t next = 0, done = 0;
+  double t = 0;
+  int64_t used = 0;  // blocks
+  auto finish = [&](const Running& r) {
+    res.requests[r.id].finish_ns = t, used -= r.blocks, ++done;
+  };
+  while (done < reqs.size()) {
+    // Admit: preempted requests first (their prompt and the tokens they had generated are
+    // prefilled again), then arrivals in order, while their blocks fit.
+    struct Admit {
+      size_t id;
+      int64_t generated, tokens, blocks;
+    };
+    std::vector<Admit> admit;
+    int64_t tokens = 0, add = 0;
+    size_t resumed = 0, arrived = 0;
+    for (;;) {
+      size_t id;
+      int64_t gen;
+      if (resumed < preempted.size()) {
+        id = preempted[resumed].first, gen = preempted[resumed].second;
+      } else if (next + arrived < reqs.size() && reqs[next + arrived].arrival_ns <= t) {
+        id = next + arrived, gen = 0;
+      } else {
+        break;
+      }
+      const int64_t n = reqs[id].input + gen;
+      // A resumed request emits its next token with the prefill: one slot more.
+      const int64_t b = blocks_for(n + (gen > 0 ? 1 : 0));
+      if (static_cast<int>(running.size() + admit.size()) >= opt.max_seqs) break;
+      if (!admit.empty() && tokens + n > opt.max_batch_tokens) break;
+      if (used + add + b > capacity) break;
+      tokens += n, add += b;
+      admit.push_back({id, gen, n, b});
+      (resumed < preempted.size() ? resumed : arrived) += 1;
+    }
+    if (!admit.empty()) {
+      t += cost.prefill_ns(tokens, static_cast<int>(admit.size()));
+      ++res.prefill_steps;
+      res.tokens_out.push_back({t, static_cast<int>(admit.size())});
+      used += add;
+      res.peak_kv_bytes = std::max(res.peak_kv_bytes, static_cast<double>(used) * block_bytes);
+      preempted.erase(preempted.begin(), preempted.begin() + static_cast<long>(resumed));
+      next += arrived;
+      for (const Admit& a : admit) {
+        if (a.generated == 0) res.requests[a.id].first_token_ns = t;
+        const Running r{a.id, a.tokens, a.generated + 1, a.blocks};
+        if (r.generated >= reqs[a.id].output) finish(r);
+        else running.push_back(r);
+      }
+    } else if (!running.empty()) {
+      // Each running request needs a slot for its next token: a new block when its last is full.
+      // When the cache runs out, the newest request is preempted (its blocks freed) until the
+      // others fit.
+      auto need = [&]() {
+        int64_t n = 0;
+        for (const Running& r : running) n += blocks_for(r.kv + 1) - r.blocks;
+        return n;
+      };
+      while (running.size() > 1 && used + need() > capacity) {
+        const Running& victim = running.back();
+        used -= victim.blocks;
+        preempted.push_back({victim.id, victim.generated});
+        running.pop_back();
+        ++res.preemptions;
+      }
+      std::sort(preempted.begin(), preempted.end());  // resumed in arrival order
+      double kv = 0;
+      for (const Running& r : running) kv += static_cast<double>(r.kv);
+      t += cost.decode_ns(static_cast<int>(running.size()), kv / static_cast<double>(running.size()));
+      ++res.decode_steps;
+      res.tokens_out.push_back({t, static_cast<int>(running.size())});
+      for (Running& r : running) {
+        const int64_t b = blocks_for(r.kv + 1);
+        used += b - r.blocks, r.blocks = b;
+      }
+      res.peak_kv_bytes = std::max(res.peak_kv_bytes, static_cast<double>(used) * block_bytes);  // before any frees
+      std::vector<Running> still;
+      for (Running r : running) {
+        ++r.kv, ++r.generated;
+        if (r.generated >= reqs[r.id].output) finish(r);
+        else still.push_back(r);
+      }
+      running.swap(still);
+    } else {
+      if (next >= reqs.size())
+        throw InternalError("serve_continuous: preempted requests that cannot be resumed on an empty cache");
+      t = std::max(t, reqs[next].arrival_ns);  // idle until the next arrival
+      continue;
+    }
+    res.peak_running = std::max(res.peak_running, static_cast<int>(running.size()));
+    res.kv_bytes_over_time.push_back({t, static_cast<double>(used) * block_bytes});
+  }
+  return res;
+}
+
+}  // namespace
+
 ContinuousResult serve_continuous(const std::vector<Request>& reqs, const SchedulerOptions& opt, const StepCost& cost) {
   ContinuousResult res;
   res.requests.resize(reqs.size());
@@ -145,6 +259,11 @@ ContinuousResult serve_continuous(const std::vector<Request>& reqs, const Schedu
                                                                      " tokens of KV cache exceed what the device has beside the weights");
     res.requests[i].arrival_ns = reqs[i].arrival_ns;
     res.requests[i].output = reqs[i].output;
+  }
+  if (opt.on_demand_blocks) {
+    if (opt.chunked_prefill)
+      throw InputError("sim llm", "--preempt", "is modelled with the prefill-first scheduler; give it without --chunked-prefill");
+    return serve_on_demand(reqs, opt, cost, std::move(res));
   }
   struct Running {
     size_t id;

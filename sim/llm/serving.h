@@ -87,6 +87,11 @@ struct SchedulerOptions {
   // vLLM v1 / Sarathi-Serve: every step takes max_batch_tokens tokens at most, the running
   // decodes first, then chunks of prompts (cost.mixed_ns); a prompt may span several steps.
   bool chunked_prefill = false;
+  // vLLM's allocation (docs/llm.md#preemption): a request takes the blocks of its prompt when
+  // admitted and one more whenever its last block is full; when a decode step's blocks do not
+  // fit, the newest running request is preempted - its blocks freed, and later its prompt and the
+  // tokens it had generated prefilled again (recompute), before any new arrival. Prefill first only.
+  bool on_demand_blocks = false;
 };
 struct RequestResult {
   double arrival_ns = 0, first_token_ns = 0, finish_ns = 0;
@@ -98,6 +103,7 @@ struct ContinuousResult {
   std::vector<std::pair<double, int>> tokens_out;  // (t, output tokens the step produced), per step
   int prefill_steps = 0, decode_steps = 0;
   int mixed_steps = 0;  // chunked prefill: steps holding prompt tokens (with or without decodes)
+  int preemptions = 0;  // on_demand_blocks: requests preempted (each recomputed later)
   double peak_kv_bytes = 0;
   int peak_running = 0;
 };

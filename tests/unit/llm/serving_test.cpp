@@ -2,6 +2,7 @@
 // each against a case computed by hand.
 #include <gtest/gtest.h>
 
+#include "sim/ir/error.h"
 #include "sim/llm/serving.h"
 
 using namespace npusim::llm;
@@ -149,6 +150,50 @@ TEST(LlmContinuous, AFullKvCacheHoldsRequestsBack) {
   EXPECT_DOUBLE_EQ(r.requests[1].finish_ns, 4e6);
   EXPECT_EQ(r.peak_running, 1);
   EXPECT_DOUBLE_EQ(r.peak_kv_bytes, 16);
+}
+
+// vLLM's on-demand blocks with recompute preemption, by hand: blocks of 4 tokens, room for 3.
+// A and B (4 prompt tokens, 6 output tokens each) arrive at 0; whole-life reservation would run
+// them one after the other (10 tokens = 3 blocks each).
+//   prefill A and B (1 block each)                          -> t = 2 ms, both first tokens
+//   decode: A and B each need a 2nd block (4 > 3): B, the newest, is preempted; A decodes -> 2.5
+//   B's recompute needs blocks for 4 + 1 tokens and its next: 2; only 1 free until A ends
+//   A decodes at 3, 3.5, 4, 4.5 (its 3rd block at kv 9 fits): A done at 4.5
+//   B: prefill of 5 tokens -> 5.5 (its 2nd token), decodes at 6, 6.5, 7, 7.5: done at 7.5
+TEST(LlmContinuous, OnDemandBlocksPreemptTheNewestAndRecomputeItByHand) {
+  SchedulerOptions o;
+  o.kv_bytes_per_token = 1, o.block_tokens = 4, o.kv_capacity_bytes = 12;
+  o.on_demand_blocks = true;
+  StepCost c = fixed_costs();
+  std::vector<int64_t> prefill_tokens;
+  c.prefill_ns = [&](int64_t tokens, int requests) {
+    prefill_tokens.push_back(tokens);
+    return 1e6 * requests;
+  };
+  const std::vector<Request> reqs{{0, 4, 6}, {0, 4, 6}};
+  const ContinuousResult r = serve_continuous(reqs, o, c);
+  EXPECT_EQ(r.preemptions, 1);
+  EXPECT_EQ(prefill_tokens, (std::vector<int64_t>{8, 5}));  // B's recompute: its prompt and its 1st token
+  EXPECT_DOUBLE_EQ(r.requests[0].first_token_ns, 2e6);
+  EXPECT_DOUBLE_EQ(r.requests[1].first_token_ns, 2e6);  // the first token stays the one it had
+  EXPECT_DOUBLE_EQ(r.requests[0].finish_ns, 4.5e6);
+  EXPECT_DOUBLE_EQ(r.requests[1].finish_ns, 7.5e6);
+  EXPECT_EQ(r.prefill_steps, 2);
+  EXPECT_EQ(r.decode_steps, 9);
+  EXPECT_EQ(r.peak_running, 2);
+  EXPECT_DOUBLE_EQ(r.peak_kv_bytes, 12);  // A's 3 blocks at its last decode
+  // Reserving whole lives, they run one after the other: B's first token only at 4.5 ms.
+  o.on_demand_blocks = false;
+  EXPECT_DOUBLE_EQ(serve_continuous(reqs, o, fixed_costs()).requests[1].first_token_ns, 4.5e6);
+  // Modelled with the prefill-first scheduler only: with chunked prefill, refused by name.
+  o.on_demand_blocks = o.chunked_prefill = true;
+  c.mixed_ns = [](int64_t, int, double) { return 1.0; };
+  try {
+    serve_continuous(reqs, o, c);
+    ADD_FAILURE() << "on-demand blocks with chunked prefill ran";
+  } catch (const npusim::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--preempt"), std::string::npos) << e.what();
+  }
 }
 
 TEST(LlmContinuous, PoissonArrivalsAreDeterministicForASeed) {
