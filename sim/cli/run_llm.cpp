@@ -353,8 +353,6 @@ int run_continuous(const LlmCliOptions& o, const Setup& su) {
   so.max_seqs = o.max_seqs;
   so.chunked_prefill = o.chunked_prefill;
   so.on_demand_blocks = o.preempt;
-  if (o.preempt && o.chunked_prefill)
-    throw InputError("sim llm", "--preempt", "is modelled with the prefill-first scheduler; give it without --chunked-prefill");
   so.kv_bytes_per_token = su.mem.kv_bytes_per_token;
   so.kv_capacity_bytes = su.capacity - su.mem.weight_bytes - static_cast<double>(o.max_batch_tokens) * su.mem.activation_bytes_per_token;
   const double per_longest = static_cast<double>((longest + so.block_tokens - 1) / so.block_tokens * so.block_tokens) * so.kv_bytes_per_token;
@@ -428,9 +426,11 @@ int run_continuous(const LlmCliOptions& o, const Setup& su) {
   j["latency_ms"] = latency_json(m);
   j["memory"] = {{"capacity_gib", su.capacity / gib}, {"weights_gib", su.mem.weight_bytes / gib}, {"kv_cache_capacity_gib", so.kv_capacity_bytes / gib},
                  {"peak_kv_cache_gib", res.peak_kv_bytes / gib}};
-  j["scheduler"] = {{"policy", o.chunked_prefill ? "chunked prefill (vLLM v1, Sarathi-Serve: decodes first, then prompt chunks; no preemption)"
-                                : o.preempt      ? "prefill first, KV blocks on demand, recompute preemption (vLLM)"
-                                                  : "prefill first (vLLM, no preemption)"},
+  const char* policy =
+      o.chunked_prefill ? (o.preempt ? "chunked prefill (vLLM v1, Sarathi-Serve: decodes first, then prompt chunks; KV blocks on demand, recompute preemption)"
+                                     : "chunked prefill (vLLM v1, Sarathi-Serve: decodes first, then prompt chunks; no preemption)")
+                        : (o.preempt ? "prefill first, KV blocks on demand, recompute preemption (vLLM)" : "prefill first (vLLM, no preemption)");
+  j["scheduler"] = {{"policy", policy},
                     {"max_batch_tokens", o.max_batch_tokens}, {"max_seqs", o.max_seqs},
                     {"prefill_steps", res.prefill_steps}, {"decode_steps", res.decode_steps}, {"mixed_steps", res.mixed_steps},
                     {"peak_running", res.peak_running}, {"preemptions", res.preemptions}};

@@ -244,6 +244,113 @@ ContinuousResult serve_on_demand(const std::vector<Request>& reqs, const Schedul
   return res;
 }
 
+// Chunked prefill (vLLM v1) with on-demand blocks and recompute preemption: every step takes at
+// most max_batch_tokens tokens, the decodes first, then chunks of the prompts in progress, then
+// preempted requests' recomputes and new arrivals, each chunk as long as the free blocks allow.
+ContinuousResult serve_on_demand_chunked(const std::vector<Request>& reqs, const SchedulerOptions& opt, const StepCost& cost,
+                                         ContinuousResult res) {
+  if (!cost.mixed_ns) throw InternalError("serve_continuous: chunked prefill without a mixed step cost");
+  const int64_t bt = opt.block_tokens;
+  const double block_bytes = static_cast<double>(bt) * opt.kv_bytes_per_token;
+  const int64_t capacity = static_cast<int64_t>(std::floor(opt.kv_capacity_bytes / block_bytes));  // blocks
+  auto blocks_for = [&](int64_t tokens) { return (tokens + bt - 1) / bt; };
+  struct Seq {
+    size_t id;
+    int64_t kv = 0, prompt_left = 0, generated = 0, blocks = 0;
+  };
+  std::vector<Seq> admitted;  // admission order: the last is the first preempted
+  std::vector<std::pair<size_t, int64_t>> preempted;  // (id, tokens generated), resumed in arrival order
+  size_t next = 0, done = 0;
+  double t = 0;
+  int64_t used = 0;
+  auto preempt_newest = [&]() {
+    const Seq& v = admitted.back();
+    used -= v.blocks;
+    preempted.push_back({v.id, v.generated});
+    std::sort(preempted.begin(), preempted.end());
+    admitted.pop_back();
+    ++res.preemptions;
+  };
+  while (done < reqs.size()) {
+    int64_t budget = opt.max_batch_tokens;
+    // The running requests in admission order, as vLLM v1 schedules them: a decode takes one
+    // token, a prompt in progress its next chunk. When its blocks do not fit, the newest request
+    // is preempted (one not yet scheduled this step), or, when it is the newest, itself.
+    std::vector<size_t> decodes;                     // indices into admitted
+    std::vector<std::pair<size_t, int64_t>> chunks;  // (index into admitted, tokens)
+    for (size_t i = 0; i < admitted.size() && budget > 0; ++i) {
+      const bool decode = admitted[i].prompt_left == 0;
+      const int64_t n = decode ? 1 : std::min(admitted[i].prompt_left, budget);
+      const int64_t need = blocks_for(admitted[i].kv + n) - admitted[i].blocks;
+      while (used + need > capacity && admitted.size() - 1 > i) preempt_newest();
+      if (used + need > capacity) {
+        preempt_newest();
+        break;
+      }
+      used += need, admitted[i].blocks += need, budget -= n;
+      if (decode) decodes.push_back(i);
+      else chunks.push_back({i, n});
+    }
+    // Then preempted requests' recomputes and new arrivals, while their whole first chunk fits.
+    while (budget > 0 && static_cast<int>(admitted.size()) < opt.max_seqs) {
+      Seq q;
+      const bool resumed = !preempted.empty();
+      if (resumed) {
+        q.id = preempted.front().first, q.generated = preempted.front().second;
+      } else if (next < reqs.size() && reqs[next].arrival_ns <= t) {
+        q.id = next;
+      } else {
+        break;
+      }
+      q.prompt_left = reqs[q.id].input + q.generated;
+      const int64_t n = std::min(q.prompt_left, budget);
+      q.blocks = blocks_for(n);
+      if (used + q.blocks > capacity) break;
+      used += q.blocks, budget -= n;
+      admitted.push_back(q);
+      chunks.push_back({admitted.size() - 1, n});
+      if (resumed) preempted.erase(preempted.begin());
+      else ++next;
+    }
+    if (decodes.empty() && chunks.empty()) {
+      if (!admitted.empty() || !preempted.empty() || next >= reqs.size())
+        throw InternalError("serve_continuous: no step can run");
+      t = std::max(t, reqs[next].arrival_ns);  // idle until the next arrival
+      continue;
+    }
+    int64_t prompt_tokens = 0;
+    for (const auto& [i, c] : chunks) prompt_tokens += c;
+    double kv = 0;
+    for (size_t i : decodes) kv += static_cast<double>(admitted[i].kv);
+    t += cost.mixed_ns(prompt_tokens, static_cast<int>(decodes.size()), decodes.empty() ? 0.0 : kv / static_cast<double>(decodes.size()));
+    if (prompt_tokens > 0) ++res.mixed_steps;
+    else ++res.decode_steps;
+    res.peak_kv_bytes = std::max(res.peak_kv_bytes, static_cast<double>(used) * block_bytes);
+    int out = 0;
+    for (size_t i : decodes) ++admitted[i].kv, ++admitted[i].generated, ++out;
+    for (const auto& [i, c] : chunks) {
+      Seq& q = admitted[i];
+      q.kv += c, q.prompt_left -= c;
+      if (q.prompt_left > 0) continue;
+      if (q.generated == 0) res.requests[q.id].first_token_ns = t;
+      ++q.generated, ++out;
+    }
+    std::vector<Seq> still;
+    for (const Seq& q : admitted) {
+      if (q.prompt_left == 0 && q.generated >= reqs[q.id].output) {
+        res.requests[q.id].finish_ns = t, used -= q.blocks, ++done;
+        continue;
+      }
+      still.push_back(q);
+    }
+    admitted.swap(still);
+    res.tokens_out.push_back({t, out});
+    res.peak_running = std::max(res.peak_running, static_cast<int>(admitted.size()));
+    res.kv_bytes_over_time.push_back({t, static_cast<double>(used) * block_bytes});
+  }
+  return res;
+}
+
 }  // namespace
 
 ContinuousResult serve_continuous(const std::vector<Request>& reqs, const SchedulerOptions& opt, const StepCost& cost) {
@@ -260,11 +367,8 @@ ContinuousResult serve_continuous(const std::vector<Request>& reqs, const Schedu
     res.requests[i].arrival_ns = reqs[i].arrival_ns;
     res.requests[i].output = reqs[i].output;
   }
-  if (opt.on_demand_blocks) {
-    if (opt.chunked_prefill)
-      throw InputError("sim llm", "--preempt", "is modelled with the prefill-first scheduler; give it without --chunked-prefill");
-    return serve_on_demand(reqs, opt, cost, std::move(res));
-  }
+  if (opt.on_demand_blocks)
+    return opt.chunked_prefill ? serve_on_demand_chunked(reqs, opt, cost, std::move(res)) : serve_on_demand(reqs, opt, cost, std::move(res));
   struct Running {
     size_t id;
     int64_t kv, generated;

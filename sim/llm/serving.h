@@ -90,7 +90,9 @@ struct SchedulerOptions {
   // vLLM's allocation (docs/llm.md#preemption): a request takes the blocks of its prompt when
   // admitted and one more whenever its last block is full; when a decode step's blocks do not
   // fit, the newest running request is preempted - its blocks freed, and later its prompt and the
-  // tokens it had generated prefilled again (recompute), before any new arrival. Prefill first only.
+  // tokens it had generated prefilled again (recompute), before any new arrival. With
+  // chunked_prefill, a chunk is as long as the free blocks allow; when prompts in progress hold
+  // every block and nothing can run, the newest is preempted.
   bool on_demand_blocks = false;
 };
 struct RequestResult {

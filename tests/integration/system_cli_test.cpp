@@ -340,13 +340,16 @@ TEST(LlmCli, PreemptionRunsMoreRequestsInTheSameCache) {
   EXPECT_GT(p["scheduler"]["peak_running"].get<int>(), w["scheduler"]["peak_running"].get<int>());
   EXPECT_LE(p["memory"]["peak_kv_cache_gib"].get<double>(), p["memory"]["kv_cache_capacity_gib"].get<double>());
   EXPECT_LT(p["totals"]["ttft_ms"].get<double>(), w["totals"]["ttft_ms"].get<double>());
-  // Static batches and chunked prefill: refused by name.
+  // Static batches: refused by name.
   r = run_sim("llm gpt2 --hw gpu_h100 --batch 4 --input 64 --output 4 --preempt -q");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--preempt: applies to continuous batching"), std::string::npos) << r.output;
-  r = run_sim("llm gpt2 --hw gpu_h100 --arrival-rate 10 --requests 2 --input 64 --output 4 --preempt --chunked-prefill -q");
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("--preempt"), std::string::npos) << r.output;
+  // With chunked prefill too (vLLM v1): preempts in the same cache.
+  r = run_sim(base + "/chunked.json' --preempt --chunked-prefill");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto c = nlohmann::json::parse(read_text(d + "/chunked.json"));
+  EXPECT_GT(c["scheduler"]["preemptions"].get<int>(), 0);
+  EXPECT_GT(c["scheduler"]["mixed_steps"].get<int>(), 0);
 }
 
 TEST(LlmCli, ContinuousBatchingFromPoissonArrivalsAndATrace) {

@@ -185,15 +185,37 @@ TEST(LlmContinuous, OnDemandBlocksPreemptTheNewestAndRecomputeItByHand) {
   // Reserving whole lives, they run one after the other: B's first token only at 4.5 ms.
   o.on_demand_blocks = false;
   EXPECT_DOUBLE_EQ(serve_continuous(reqs, o, fixed_costs()).requests[1].first_token_ns, 4.5e6);
-  // Modelled with the prefill-first scheduler only: with chunked prefill, refused by name.
+}
+
+// The same with chunked prefill (vLLM v1), by hand: a step of p prompt tokens and d decodes takes
+// p + 10 d ns and holds 8 tokens; blocks of 4, room for 3. A and B (4 in, 6 out) arrive at 0:
+//   1: A's and B's prompts (1 block each)                                -> t = 8, first tokens
+//   2: A's decode needs a 2nd block, and B's too: B, the newest, is preempted; its recompute
+//      (4 + 1 tokens: 2 blocks) waits, one block being free                  -> t = 18
+//   3-6: A decodes (its 3rd block at the last one) and ends                  -> t = 58
+//   7: B's recompute of 5 tokens (its 2nd token); 8-11: its decodes          -> t = 63, 103
+TEST(LlmContinuous, OnDemandBlocksWithChunkedPrefillByHand) {
+  SchedulerOptions o;
+  o.kv_bytes_per_token = 1, o.block_tokens = 4, o.kv_capacity_bytes = 12;
+  o.max_batch_tokens = 8;
   o.on_demand_blocks = o.chunked_prefill = true;
-  c.mixed_ns = [](int64_t, int, double) { return 1.0; };
-  try {
-    serve_continuous(reqs, o, c);
-    ADD_FAILURE() << "on-demand blocks with chunked prefill ran";
-  } catch (const npusim::InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("--preempt"), std::string::npos) << e.what();
-  }
+  StepCost c = fixed_costs();
+  std::vector<std::pair<int64_t, int>> steps;
+  c.mixed_ns = [&](int64_t prompt, int decodes, double) {
+    steps.push_back({prompt, decodes});
+    return static_cast<double>(prompt + 10 * decodes);
+  };
+  const ContinuousResult r = serve_continuous({{0, 4, 6}, {0, 4, 6}}, o, c);
+  EXPECT_EQ(steps, (std::vector<std::pair<int64_t, int>>{{8, 0}, {0, 1}, {0, 1}, {0, 1}, {0, 1}, {0, 1},
+                                                         {5, 0}, {0, 1}, {0, 1}, {0, 1}, {0, 1}}));
+  EXPECT_EQ(r.preemptions, 1);
+  EXPECT_DOUBLE_EQ(r.requests[0].first_token_ns, 8);
+  EXPECT_DOUBLE_EQ(r.requests[1].first_token_ns, 8);
+  EXPECT_DOUBLE_EQ(r.requests[0].finish_ns, 58);
+  EXPECT_DOUBLE_EQ(r.requests[1].finish_ns, 103);
+  EXPECT_EQ(r.mixed_steps, 2);
+  EXPECT_EQ(r.decode_steps, 9);
+  EXPECT_DOUBLE_EQ(r.peak_kv_bytes, 12);
 }
 
 TEST(LlmContinuous, PoissonArrivalsAreDeterministicForASeed) {
