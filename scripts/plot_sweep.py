@@ -60,6 +60,9 @@ DEVICES = {
             "colour": None, "layer_time": "time_us", "layer_group": "class"},
     "system": {"time": "time_ms", "label": "makespan (ms)", "name": "time", "cost": "link_bytes",
                "cost_label": "bytes over the links", "colour": None, "layer_time": "time_us", "layer_group": "op"},
+    # Serving sweeps (llm: workloads): time to first token against time per output token; no layers.
+    "llm": {"time": "ttft_ms", "label": "TTFT mean (ms)", "name": "ttft", "cost": "tpot_ms",
+            "cost_label": "TPOT mean (ms)", "colour": None, "layer_time": "time_us", "layer_group": "op"},
 }
 
 
@@ -193,13 +196,14 @@ def main():
     written.append(os.path.join(plots, "pareto.png"))
     fig.savefig(written[-1], dpi=100)
     plt.close(fig)
-    fig, ax = plt.subplots(figsize=(max(4, 1.6 * len(ids)), 5))
-    plot_layers(ax, rows, keys, ids, a.absolute, dev)
-    ax.set_title(f"{workload}: per-layer {dev['layer_time'].replace('_us', '')}", fontsize=9)
-    fig.tight_layout()
-    written.append(os.path.join(plots, "layers.png"))
-    fig.savefig(written[-1], dpi=100)
-    plt.close(fig)
+    if any(r["layers"] for r in rows):  # serving rows have none
+        fig, ax = plt.subplots(figsize=(max(4, 1.6 * len(ids)), 5))
+        plot_layers(ax, rows, keys, ids, a.absolute, dev)
+        ax.set_title(f"{workload}: per-layer {dev['layer_time'].replace('_us', '')}", fontsize=9)
+        fig.tight_layout()
+        written.append(os.path.join(plots, "layers.png"))
+        fig.savefig(written[-1], dpi=100)
+        plt.close(fig)
     print("\n".join(written))
 
 

@@ -53,7 +53,14 @@ struct LlmCliOptions {
   std::string plot;  // --plot OUT.png: scripts/plot_run.py draws the serving pictures
   // Pipeline files (a runtime's own prefill and decode passes) instead of a zoo model.
   std::string prefill_pipeline, decode_pipeline;
+  nlohmann::ordered_json* capture = nullptr;  // a sweep point: the report lands here, nothing is written
 };
+
+// The report: into o.capture (a sweep point), or the --report file.
+void emit_report(const LlmCliOptions& o, const nlohmann::ordered_json& j) {
+  if (o.capture) *o.capture = j;
+  else if (!o.report.empty()) write_output(o.report, j.dump(2) + "\n");
+}
 
 // One simulated pass: a prefill (kv_len 0, seq = input) or a decode step (seq 1).
 struct Pass {
@@ -280,7 +287,7 @@ int run_llm_cmd(const LlmCliOptions& o) {
     std::printf("\nTTFT %.3f ms (p99 %.3f)  TPOT %.3f ms  end-to-end %.3f ms (p99 %.3f)  %.1f output tokens/s\n", m.ttft_mean_ns / 1e6,
                 m.ttft_p99_ns / 1e6, m.tpot_ns / 1e6, m.e2e_mean_ns / 1e6, m.e2e_p99_ns / 1e6, m.output_tokens_per_s);
   }
-  if (!o.report.empty()) write_output(o.report, j.dump(2) + "\n");
+  emit_report(o, j);
   return kOk;
 }
 
@@ -479,7 +486,7 @@ int run_continuous(const LlmCliOptions& o, const Setup& su) {
     std::printf("TTFT %.3f ms (p50 %.3f, p99 %.3f)  TPOT %.3f ms  end-to-end %.3f ms (p99 %.3f)  %.1f output tokens/s\n", m.ttft_mean_ns / 1e6,
                 m.ttft_p50_ns / 1e6, m.ttft_p99_ns / 1e6, m.tpot_ns / 1e6, m.e2e_mean_ns / 1e6, m.e2e_p99_ns / 1e6, m.output_tokens_per_s);
   }
-  if (!o.report.empty()) write_output(o.report, j.dump(2) + "\n");
+  emit_report(o, j);
   return kOk;
 }
 
@@ -548,11 +555,49 @@ int run_pipelines(const LlmCliOptions& o) {
                 "TTFT %.3f ms  TPOT %.3f ms  end-to-end %.3f ms  %.1f output tokens/s\n",
                 o.prefill_pipeline.c_str(), o.decode_pipeline.c_str(), cfg.name.c_str(), o.batch, static_cast<long long>(o.output),
                 runs[0].ns / 1000, runs[1].ns / 1000, m.ttft_mean_ns / 1e6, m.tpot_ns / 1e6, m.e2e_mean_ns / 1e6, m.output_tokens_per_s);
-  if (!o.report.empty()) write_output(o.report, j.dump(2) + "\n");
+  emit_report(o, j);
   return kOk;
 }
 
+// One serving option (llm::serving_options(), checked by the sweep) onto the options.
+void apply_serving_option(LlmCliOptions& o, const std::string& k, const std::string& v) {
+  auto i = [&] { return std::stoll(v); };
+  if (k == "batch") o.batch = static_cast<int>(i());
+  else if (k == "input") o.input = i();
+  else if (k == "output") o.output = i();
+  else if (k == "dtype") o.dtype = v;
+  else if (k == "layers") o.layers = static_cast<int>(i());
+  else if (k == "tp") o.tp = static_cast<int>(i());
+  else if (k == "pp") o.pp = static_cast<int>(i());
+  else if (k == "arrival_rate") o.arrival_rate = std::stod(v);
+  else if (k == "requests") o.requests = static_cast<int>(i());
+  else if (k == "seed") o.seed = static_cast<uint64_t>(i());
+  else if (k == "max_batch_tokens") o.max_batch_tokens = i();
+  else if (k == "max_seqs") o.max_seqs = static_cast<int>(i());
+  else if (k == "chunked_prefill") o.chunked_prefill = v == "true";
+  else if (k == "preempt") o.preempt = v == "true";
+  else throw InternalError("apply_serving_option: " + k);
+}
+
 }  // namespace
+
+nlohmann::ordered_json simulate_serving(const run::ServingWorkload& w, const std::string& hw, const std::vector<std::string>& overrides) {
+  LlmCliOptions o;
+  o.model = w.model, o.hw = hw, o.quiet = true;
+  for (const auto& [k, v] : w.options) apply_serving_option(o, k, v);
+  for (const std::string& kv : overrides) {  // serving.<option>=value, or a hardware key for --set
+    const size_t eq = kv.find('=');
+    if (kv.rfind("serving.", 0) == 0 && eq != std::string::npos) apply_serving_option(o, kv.substr(8, eq - 8), kv.substr(eq + 1));
+    else o.sets.push_back(kv);
+  }
+  nlohmann::ordered_json report;
+  o.capture = &report;
+  run_llm_cmd(o);
+  nlohmann::ordered_json m;
+  for (const llm::ServingField& f : llm::serving_sweep_fields()) m[f.name] = report.at(nlohmann::ordered_json::json_pointer(f.pointer));
+  m["layers"] = nlohmann::ordered_json::array();
+  return m;
+}
 
 std::function<int()> add_llm_command(CLI::App& app) {
   auto o = std::make_shared<LlmCliOptions>();

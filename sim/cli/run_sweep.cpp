@@ -46,6 +46,7 @@ struct SweepCliOptions {
 // One point in a worker process (once per process): the config's own device, with run::run's
 // defaults (a GPU: the library plan, fusion on, graph launch, as `sim --ir` runs it).
 nlohmann::ordered_json simulate(const run::Workload& w, const std::string& hw, const std::vector<std::string>& overrides) {
+  if (w.serving) return simulate_serving(*w.serving, hw, overrides);  // `sim llm`, its passes through run::run
   return run::run(w, run::Hardware::load(hw, overrides)).sweep_metrics();
 }
 
@@ -152,6 +153,9 @@ std::function<int()> add_sweep_command(CLI::App& app) {
       if (device == "gpu") {  // the NPU's default objectives name NPU columns
         if (rep->get_option("--best")->count() == 0) ro.best = {"time_ms", "max:tflops", "hbm_bytes"};
         if (rep->get_option("--pareto")->count() == 0) ro.pareto = {"cycles", "num_sms"};
+      } else if (device == "llm") {
+        if (rep->get_option("--best")->count() == 0) ro.best = {"ttft_ms", "tpot_ms", "max:output_tokens_per_s"};
+        if (rep->get_option("--pareto")->count() == 0) ro.pareto = {"ttft_ms", "max:output_tokens_per_s"};
       } else if (device == "system") {
         if (rep->get_option("--best")->count() == 0) ro.best = {"time_ms", "comm_wait_us", "link_bytes"};
         if (rep->get_option("--pareto")->count() == 0) ro.pareto = {"time_ms", "devices"};

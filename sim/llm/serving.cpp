@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <random>
 
 #include "sim/ir/error.h"
@@ -533,6 +534,73 @@ Metrics continuous_metrics(const ContinuousResult& r) {
   m.total_ns = last - first;
   m.output_tokens_per_s = m.total_ns > 0 ? tokens / (m.total_ns * 1e-9) : 0;
   return m;
+}
+
+}  // namespace npusim::llm
+
+namespace npusim::llm {
+
+const std::vector<ServingOption>& serving_options() {
+  using T = OptionType;
+  static const std::vector<ServingOption> o = {
+      {"batch", T::Int, "1", "static batch: requests, all starting together"},
+      {"input", T::Int, "128", "prompt tokens per request"},
+      {"output", T::Int, "128", "output tokens per request"},
+      {"dtype", T::Text, "fp16", "fp16, bf16, fp32, fp8"},
+      {"layers", T::Int, "0", "keep the first K layers (0: all)"},
+      {"tp", T::Int, "1", "system: tensor-parallel ranks"},
+      {"pp", T::Int, "1", "system: pipeline stages"},
+      {"arrival_rate", T::Number, "0", "continuous batching: Poisson arrivals per second (0: a static batch)"},
+      {"requests", T::Int, "100", "continuous batching: requests to serve"},
+      {"seed", T::Int, "1", "continuous batching: the arrivals' seed"},
+      {"max_batch_tokens", T::Int, "8192", "continuous batching: tokens per step"},
+      {"max_seqs", T::Int, "256", "continuous batching: requests running at once"},
+      {"chunked_prefill", T::Bool, "false", "continuous batching: chunked prefill (vLLM v1)"},
+      {"preempt", T::Bool, "false", "continuous batching: KV blocks on demand, recompute preemption"},
+  };
+  return o;
+}
+
+const ServingOption* find_serving_option(const std::string& name) {
+  for (const ServingOption& o : serving_options())
+    if (name == o.name) return &o;
+  return nullptr;
+}
+
+std::string serving_value_error(const ServingOption& o, const std::string& v) {
+  char* end = nullptr;
+  switch (o.type) {
+    case OptionType::Int: {
+      const long long x = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0') return "expected an integer, got '" + v + "'";
+      if (x < 0 || x > (1LL << 31)) return "expected an integer in 0..2^31, got '" + v + "'";
+      return "";
+    }
+    case OptionType::Number: {
+      const double x = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !std::isfinite(x) || x < 0) return "expected a number >= 0, got '" + v + "'";
+      return "";
+    }
+    case OptionType::Bool:
+      return v == "true" || v == "false" ? "" : "expected true or false, got '" + v + "'";
+    case OptionType::Text:
+      return v.empty() ? "expected a value" : "";
+  }
+  return "";
+}
+
+const std::vector<ServingField>& serving_sweep_fields() {
+  static const std::vector<ServingField> f = {
+      {"time_us", "us", "/totals/time_us"},
+      {"ttft_ms", "ms", "/totals/ttft_ms"},
+      {"ttft_p99_ms", "ms", "/latency_ms/ttft/p99"},
+      {"tpot_ms", "ms", "/totals/tpot_ms"},
+      {"e2e_ms", "ms", "/totals/e2e_ms"},
+      {"e2e_p99_ms", "ms", "/latency_ms/e2e/p99"},
+      {"output_tokens_per_s", "tokens/s", "/totals/output_tokens_per_s"},
+      {"output_tokens_per_s_per_device", "tokens/s", "/totals/output_tokens_per_s_per_device"},
+  };
+  return f;
 }
 
 }  // namespace npusim::llm

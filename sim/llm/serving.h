@@ -120,3 +120,30 @@ ContinuousResult serve_continuous(const std::vector<Request>& requests, const Sc
 Metrics continuous_metrics(const ContinuousResult& r);
 
 }  // namespace npusim::llm
+
+// ---- serving sweeps (docs/sweeps.md#serving) ----
+namespace npusim::llm {
+
+// The serving options a sweep's `llm:` workload may set and its axes may sweep as
+// `serving.<name>`: `sim llm`'s options of the same name (--arrival-rate is arrival_rate...).
+enum class OptionType { Int, Number, Bool, Text };
+struct ServingOption {
+  const char* name;
+  OptionType type;
+  const char* default_value;
+  const char* meaning;
+};
+const std::vector<ServingOption>& serving_options();
+const ServingOption* find_serving_option(const std::string& name);
+// Checks a value's text against the option's type: an empty string when it fits, else why not.
+std::string serving_value_error(const ServingOption& o, const std::string& value);
+
+// The columns of a serving sweep's rows, each read from `sim llm`'s JSON report at its pointer.
+struct ServingField {
+  const char* name;
+  const char* unit;
+  const char* pointer;  // JSON pointer into the report
+};
+const std::vector<ServingField>& serving_sweep_fields();
+
+}  // namespace npusim::llm

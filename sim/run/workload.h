@@ -3,12 +3,20 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace npusim::ir { struct Graph; struct System; }
 namespace npusim::gpu { struct Program; }
 
 namespace npusim::run {
+
+// A serving run (`sim llm`, docs/llm.md) of a zoo model with its serving options (name -> value
+// text, llm::serving_options()): a sweep's `llm:` workload.
+struct ServingWorkload {
+  std::string model;
+  std::vector<std::pair<std::string, std::string>> options;
+};
 
 // Exactly one is set; the caller keeps it alive for as long as the run's record is used.
 struct Workload {
@@ -19,6 +27,7 @@ struct Workload {
   // is read (frontends::validate_against_device); calibration kernels pack several blocks per SM.
   const std::vector<gpu::Program>* plans = nullptr;
   std::string plans_name;
+  const ServingWorkload* serving = nullptr;  // with a device or system config (not run::run's: the CLI's `sim llm`)
 };
 
 }  // namespace npusim::run

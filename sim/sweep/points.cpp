@@ -8,6 +8,7 @@
 
 #include "sim/config/system_config.h"
 #include "sim/ir/error.h"
+#include "sim/llm/serving.h"
 #include "sim/sweep/expr.h"
 
 namespace npusim::sweep {
@@ -113,40 +114,94 @@ Expansion expand_with(const SweepSpec& spec, const KeyInfoFn& info, const ProbeF
 
 }  // namespace
 
-Expansion expand(const SweepSpec& spec, const config::HwConfig& base) {
-  return expand_with(
-      spec,
-      [&](const std::string& n) -> std::optional<KeyInfo> {
-        const config::ParamDecl* d = config::find_param(n);
-        if (!d) return std::nullopt;
-        return KeyInfo{d->type, base.get_string(n)};
-      },
-      [&](const std::string& k, const std::string& v) {
-        config::HwConfig probe = base;
-        probe.set(k + "=" + v);
-      });
+namespace {
+
+// A device config's keys: the schema's type, the config's value; a value is probed on a copy.
+KeyInfoFn device_info(const config::HwConfig& base) {
+  return [&base](const std::string& n) -> std::optional<KeyInfo> {
+    const config::ParamDecl* d = config::find_param(n);
+    if (!d) return std::nullopt;
+    return KeyInfo{d->type, base.get_string(n)};
+  };
 }
+
+ProbeFn device_probe(const config::HwConfig& base) {
+  return [&base](const std::string& k, const std::string& v) {
+    config::HwConfig probe = base;
+    probe.set(k + "=" + v);
+  };
+}
+
+}  // namespace
+
+Expansion expand(const SweepSpec& spec, const config::HwConfig& base) {
+  return expand_with(spec, device_info(base), device_probe(base));
+}
+
+namespace {
+
+// Serving sweeps (llm: workloads): `serving.<option>` keys are sim llm's options, typed as the
+// option table says and based on the first workload's value (else the option's default); other
+// keys are the hardware's.
+KeyInfoFn serving_info(const SweepSpec& spec, KeyInfoFn hw) {
+  return [&spec, hw](const std::string& n) -> std::optional<KeyInfo> {
+    if (n.rfind("serving.", 0) != 0) return hw(n);
+    const llm::ServingOption* o = llm::find_serving_option(n.substr(8));
+    if (!o) return std::nullopt;
+    KeyInfo k{o->type == llm::OptionType::Int ? config::ParamType::Int
+              : o->type == llm::OptionType::Number ? config::ParamType::Double
+              : o->type == llm::OptionType::Bool ? config::ParamType::Bool
+                                                  : config::ParamType::String,
+              o->default_value};
+    for (const auto& [key, v] : spec.workloads.front().llm_options)
+      if (key == o->name) k.base = v;
+    return k;
+  };
+}
+
+ProbeFn serving_probe(ProbeFn hw) {
+  return [hw](const std::string& k, const std::string& v) {
+    if (k.rfind("serving.", 0) != 0) return hw(k, v);
+    const llm::ServingOption* o = llm::find_serving_option(k.substr(8));
+    if (!o) {
+      std::string names;
+      for (const auto& so : llm::serving_options()) names += (names.empty() ? "" : ", ") + std::string("serving.") + so.name;
+      throw InputError("sweep", k, "not a serving option (expected one of: " + names + ")");
+    }
+    if (const std::string e = llm::serving_value_error(*o, v); !e.empty()) throw InputError("sweep", k, e);
+  };
+}
+
+}  // namespace
 
 SweepBase resolve_base(const SweepSpec& spec) {
   for (const std::string& k : spec.axis_keys())
     if (k == "device") throw InputError(spec.source, "axes", "device is not a sweep axis: sweep the keys of one device's config");
+  const bool serving = !spec.workloads.empty() && !spec.workloads.front().llm_model.empty();
+  if (!serving)
+    for (const std::string& k : spec.axis_keys())
+      if (k.rfind("serving.", 0) == 0)
+        throw InputError(spec.source, "axes", k + ": serving options need llm: workloads (docs/sweeps.md#serving)");
+  // Serving keys wrap the hardware's: identity for other sweeps.
+  auto info = [&](KeyInfoFn f) { return serving ? serving_info(spec, std::move(f)) : f; };
+  auto probe = [&](ProbeFn f) { return serving ? serving_probe(std::move(f)) : f; };
   SweepBase b;
   if (!config::is_system_config(spec.hw)) {
     const config::HwConfig base = config::HwConfig::load(spec.hw);
     for (const std::string& k : spec.axis_keys())
       if (k.rfind("system.", 0) == 0)
         throw InputError(spec.source, "axes", k + ": system keys need a system config as hw (docs/system.md#config)");
-    b.device = base.get_string("device");
-    b.expansion = expand(spec, base);
+    b.device = serving ? "llm" : base.get_string("device");
+    b.expansion = expand_with(spec, info(device_info(base)), probe(device_probe(base)));
     b.fingerprint = fingerprint(spec, base.resolved());
     return b;
   }
   // A system: system.* keys with the file's values; device keys with the first device that has them.
   const config::SystemConfig sys = config::SystemConfig::load(spec.hw);
-  b.device = "system";
+  b.device = serving ? "llm" : "system";
   b.expansion = expand_with(
       spec,
-      [&](const std::string& n) -> std::optional<KeyInfo> {
+      info([&](const std::string& n) -> std::optional<KeyInfo> {
         if (const config::SystemKey* k = config::find_system_key(n)) {
           const auto it = sys.values.find(n);
           if (it == sys.values.end() && std::find(spec.axis_keys().begin(), spec.axis_keys().end(), n) == spec.axis_keys().end())
@@ -158,8 +213,8 @@ SweepBase resolve_base(const SweepSpec& spec) {
         for (const auto& dev : sys.devices)
           if (config::param_applies(n, dev.hw.get_string("device"))) return KeyInfo{d->type, dev.hw.get_string(n)};
         return std::nullopt;
-      },
-      [&](const std::string& k, const std::string& v) { (void)config::SystemConfig::load(spec.hw, {k + "=" + v}); });
+      }),
+      probe([&](const std::string& k, const std::string& v) { (void)config::SystemConfig::load(spec.hw, {k + "=" + v}); }));
   std::vector<std::pair<std::string, std::string>> resolved(sys.values.begin(), sys.values.end());
   for (const auto& d : sys.devices) {
     resolved.emplace_back(d.name, d.source);

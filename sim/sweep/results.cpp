@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "sim/ir/error.h"
+#include "sim/llm/serving.h"
 #include "sim/report/gpu_library_report.h"
 #include "sim/report/system_report.h"
 
@@ -32,8 +33,14 @@ const std::vector<std::string>& metric_columns(const std::string& device) {
       if (f.in & report::kInSweep) names.push_back(f.name);
     return names;
   }();
+  static const std::vector<std::string> serving = [] {
+    std::vector<std::string> names;
+    for (const auto& f : llm::serving_sweep_fields()) names.push_back(f.name);
+    return names;
+  }();
   if (device == "gpu") return gpu;
   if (device == "system") return report::system_sweep_fields();
+  if (device == "llm") return serving;
   if (device != "npu") throw InternalError("metric_columns: device " + device);
   return npu;
 }

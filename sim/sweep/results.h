@@ -21,7 +21,8 @@ using Row = nlohmann::ordered_json;
 
 // Metric columns of a sweep of this device ("npu": report::run_fields() in the sweep; "gpu": the
 // library plan's report::library_fields() in the sweep; "system": report::system_sweep_fields()), in
-// file order. A row's values come from the worker's run::RunRecord::sweep_metrics().
+// file order; "llm": llm::serving_sweep_fields(). A row's values come from the worker's
+// run::RunRecord::sweep_metrics() (a serving row: from `sim llm`'s report).
 const std::vector<std::string>& metric_columns(const std::string& device = "npu");
 
 // point, workload, status ("ok"/"failed"), axis values, metrics (null when failed), error.

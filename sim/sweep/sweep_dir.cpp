@@ -61,8 +61,8 @@ Manifest read_manifest(const std::string& dir) {
     m.axis_keys = j.at("axis_keys").get<std::vector<std::string>>();
     m.spec = spec_from_json(j.at("spec"), path);
     m.device = j.value("device", "npu");
-    if (m.device != "npu" && m.device != "gpu" && m.device != "system")
-      throw InputError(path, "device", "is '" + m.device + "': npu, gpu or system");
+    if (m.device != "npu" && m.device != "gpu" && m.device != "system" && m.device != "llm")
+      throw InputError(path, "device", "is '" + m.device + "': npu, gpu, system or llm (a serving sweep)");
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path, "", std::string("damaged manifest: ") + e.what());
   }

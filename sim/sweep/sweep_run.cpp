@@ -96,6 +96,7 @@ int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn
   const Expansion& ex = base.expansion;
   const std::vector<std::string> keys = spec.axis_keys();
   const bool on_system = device == "system";
+  const bool serving = device == "llm";
   Manifest m = make_manifest(spec, base.fingerprint, o.shard, ex);
   m.device = device;
   if (have_manifest) {
@@ -139,10 +140,13 @@ int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn
   // Parse every workload once, before the directory is claimed; forked workers inherit them.
   std::vector<ir::Graph> graphs;
   std::vector<ir::System> systems;
+  std::vector<run::ServingWorkload> servings;
   if (!jobs.empty())
     for (const auto& w : spec.workloads) {
       try {
-        if (!on_system) {
+        if (serving) {
+          servings.push_back({w.llm_model, w.llm_options});
+        } else if (!on_system) {
           graphs.push_back(load_workload(w));
         } else {
           if (w.path.empty() || !frontends::pipeline::sniff_pipeline_file(w.path))
@@ -166,7 +170,8 @@ int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn
     auto child = [&](size_t i) {
       const Job& j = jobs[i];
       run::Workload w;
-      if (on_system) w.system = &systems[j.workload];
+      if (serving) w.serving = &servings[j.workload];
+      else if (on_system) w.system = &systems[j.workload];
       else w.graph = &graphs[j.workload];
       return simulate(w, spec.hw, j.point->overrides(keys)).dump();
     };

@@ -17,6 +17,7 @@
 #include "sim/config/yaml_load.h"
 #include "sim/ir/error.h"
 #include "sim/ir/input_file.h"
+#include "sim/llm/serving.h"
 
 namespace npusim::sweep {
 
@@ -107,6 +108,8 @@ std::vector<std::string> expand_range(const std::string& item, const std::string
 
 void check_key(const std::string& key, const std::string& file, const std::string& where) {
   const auto& sys = config::system_keys();  // valid with a system config (sweep::resolve_base)
+  // serving.<option>: valid with llm: workloads (sweep::resolve_base)
+  if (key.rfind("serving.", 0) == 0 && llm::find_serving_option(key.substr(8))) return;
   if (!config::find_param(key) && std::find(sys.begin(), sys.end(), key) == sys.end())
     throw InputError(file, where, "'" + key + "' is not a config key (did you mean '" + config::closest_param(key) + "'?)");
 }
@@ -175,6 +178,9 @@ void check_workload_names(const SweepSpec& s) {
   for (const auto& w : s.workloads)
     if (!seen.insert(w.name).second) throw InputError(s.source, "workloads", "workload '" + w.name + "' is listed twice");
   if (s.workloads.empty()) throw InputError(s.source, "workloads", "no workload: give at least one");
+  const auto serving = std::count_if(s.workloads.begin(), s.workloads.end(), [](const WorkloadSpec& w) { return !w.llm_model.empty(); });
+  if (serving != 0 && serving != static_cast<long>(s.workloads.size()))
+    throw InputError(s.source, "workloads", "serving (llm:) and single-pass workloads have different result columns: sweep them apart");
 }
 
 WorkloadSpec zoo_workload(const std::string& model, int batch, const std::string& dtype) {
@@ -184,6 +190,32 @@ WorkloadSpec zoo_workload(const std::string& model, int batch, const std::string
   w.zoo_dtype = dtype;
   w.name = "zoo:" + model + ":b" + std::to_string(batch) + (dtype == "int8" ? "" : ":" + dtype);
   return w;
+}
+
+// `{llm: model, input: 512, arrival_rate: 8, ...}`: named llm:model:option=value:...
+WorkloadSpec llm_workload(const YAML::Node& w, const std::string& path, const std::string& where) {
+  WorkloadSpec x;
+  x.where = where;
+  if (!w["llm"].IsScalar()) throw InputError(path, where, "llm: expected a zoo model name, e.g. llama2-7b");
+  x.llm_model = w["llm"].Scalar();
+  x.name = "llm:" + x.llm_model;
+  for (const auto& f : w) {
+    const std::string k = f.first.as<std::string>();
+    if (k == "llm") continue;
+    const std::string at = "workloads/" + k + line_of(f.first);
+    const llm::ServingOption* o = llm::find_serving_option(k);
+    if (!o) {
+      std::string names;
+      for (const auto& so : llm::serving_options()) names += (names.empty() ? "" : ", ") + std::string(so.name);
+      throw InputError(path, at, "unknown serving option (expected one of: " + names + ")");
+    }
+    if (!f.second.IsScalar()) throw InputError(path, at, "expected a value");
+    const std::string v = f.second.Scalar();
+    if (const std::string e = llm::serving_value_error(*o, v); !e.empty()) throw InputError(path, at, e);
+    x.llm_options.push_back({k, v});
+    x.name += ":" + k + "=" + v;
+  }
+  return x;
 }
 
 uint64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ull) {
@@ -237,11 +269,16 @@ SweepSpec load_sweep_file(const std::string& path) {
         if (!v.IsSequence()) throw InputError(path, where, "expected a list of workloads");
         for (const auto& w : v) {
           const std::string ww = "workloads" + line_of(w);
+          if (w.IsMap() && w["llm"]) {  // a serving workload: sim llm's options
+            s.workloads.push_back(llm_workload(w, path, ww));
+            continue;
+          }
           if (w.IsMap())
             for (const auto& f : w) {
               const std::string k = f.first.as<std::string>();
               if (k != "ir" && k != "zoo" && k != "batch" && k != "dtype")
-                throw InputError(path, "workloads/" + k + line_of(f.first), "unknown field (expected ir, or zoo with batch and dtype)");
+                throw InputError(path, "workloads/" + k + line_of(f.first),
+                                 "unknown field (expected ir, zoo with batch and dtype, or llm with serving options)");
             }
           if (w.IsScalar() || (w.IsMap() && w["ir"])) {
             WorkloadSpec x;
@@ -307,7 +344,12 @@ SweepSpec sweep_from_flags(const std::vector<std::string>& irs, const std::vecto
   SweepSpec s;
   s.source = "--set";
   s.hw = hw;
-  for (const auto& p : irs) s.workloads.push_back({p, p, "", 1, "int8", "--ir " + p});
+  for (const auto& p : irs) {
+    WorkloadSpec w;
+    w.name = w.path = p;
+    w.where = "--ir " + p;
+    s.workloads.push_back(w);
+  }
   for (const auto& z : zoos) {
     // model[:batch[:dtype]]
     std::vector<std::string> parts;
@@ -351,8 +393,16 @@ nlohmann::ordered_json spec_to_json(const SweepSpec& s) {
   auto& ws = j["workloads"] = nlohmann::ordered_json::array();
   for (const auto& w : s.workloads) {
     nlohmann::ordered_json x{{"name", w.name}};
-    if (w.zoo_model.empty()) x["path"] = fs::absolute(w.path).lexically_normal().string();
-    else x["zoo"] = w.zoo_model, x["batch"] = w.zoo_batch, x["dtype"] = w.zoo_dtype;
+    if (!w.llm_model.empty()) {
+      x["llm"] = w.llm_model;
+      nlohmann::ordered_json opts = nlohmann::ordered_json::array();
+      for (const auto& [k, v] : w.llm_options) opts.push_back({k, v});
+      x["options"] = opts;
+    } else if (w.zoo_model.empty()) {
+      x["path"] = fs::absolute(w.path).lexically_normal().string();
+    } else {
+      x["zoo"] = w.zoo_model, x["batch"] = w.zoo_batch, x["dtype"] = w.zoo_dtype;
+    }
     ws.push_back(x);
   }
   auto& as = j["axes"] = nlohmann::ordered_json::array();
@@ -370,7 +420,10 @@ SweepSpec spec_from_json(const nlohmann::ordered_json& j, const std::string& sou
     for (const auto& w : j.at("workloads")) {
       WorkloadSpec x;
       x.name = w.at("name").get<std::string>();
-      if (w.contains("path")) x.path = w["path"].get<std::string>();
+      if (w.contains("llm")) {
+        x.llm_model = w["llm"].get<std::string>();
+        for (const auto& kv : w.at("options")) x.llm_options.push_back({kv.at(0).get<std::string>(), kv.at(1).get<std::string>()});
+      } else if (w.contains("path")) x.path = w["path"].get<std::string>();
       else x.zoo_model = w.at("zoo").get<std::string>(), x.zoo_batch = w.at("batch").get<int>(), x.zoo_dtype = w.at("dtype").get<std::string>();
       s.workloads.push_back(x);
     }
@@ -389,6 +442,7 @@ std::string fingerprint(const SweepSpec& s, const std::vector<std::pair<std::str
   nlohmann::ordered_json j;
   for (const auto& w : s.workloads) {
     nlohmann::ordered_json x{{"name", w.name}, {"zoo", w.zoo_model}, {"batch", w.zoo_batch}, {"dtype", w.zoo_dtype}};
+    if (!w.llm_model.empty()) x["llm"] = w.llm_model;  // its options are in its name
     if (!w.path.empty()) {
       // A regular file within the limits (a device or FIFO would never end); a folder (TVM MLF)
       // or a missing file hashes as empty and is read, or reported, with the workloads.

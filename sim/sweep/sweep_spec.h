@@ -18,6 +18,10 @@ struct WorkloadSpec {
   int zoo_batch = 1;
   std::string zoo_dtype = "int8";
   std::string where;      // its place in the sweep file ("workloads (line 4)") or the flag
+  // Serving workload (`llm: model` with `sim llm`'s options, docs/sweeps.md#serving): each point
+  // serves requests; the options as written, axes `serving.<option>` override them.
+  std::string llm_model;
+  std::vector<std::pair<std::string, std::string>> llm_options;
 };
 
 // One axis: a single key, or zipped keys that step together.

@@ -220,6 +220,54 @@ TEST(SweepCli, AGpuConfigSweepsTheGpu) {
 // issue 27: a system config sweeps the system: a link bandwidth (system.*) and every GPU's HBM
 // bandwidth (a device key) as axes of a pipeline, with the system's columns; each moves the time
 // the way the hardware would. A system key on a device config and a bad system value exit 2.
+// A serving sweep (llm: workloads): each point is a `sim llm` run; serving.<option> axes and
+// hardware keys together. With GPT-2's KV cache squeezed to 0.04 GiB, --preempt lowers the TTFT.
+TEST(SweepCli, AServingSweepRunsSimLlmPerPoint) {
+  const std::string d = scratch_dir("sweep_serving");
+  std::ofstream(d + "/s.yaml") << "hw: gpu_h100\nworkloads:\n  - llm: gpt2\n    input: 128\n    output: 128\n"
+                               << "    requests: 30\n    arrival_rate: 400\n    max_batch_tokens: 512\n    seed: 2\n"
+                               << "axes:\n  gpu.hbm.capacity_gib: [0.4]\n  serving.preempt: [false, true]\n";
+  auto r = run_sim("sweep '" + d + "/s.yaml' -q -j 2 -o '" + d + "/out'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string csv = read_text(d + "/out/results.csv");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "point,workload,status,gpu.hbm.capacity_gib,serving.preempt,time_us,ttft_ms,ttft_p99_ms,tpot_ms,e2e_ms,"
+            "e2e_p99_ms,output_tokens_per_s,output_tokens_per_s_per_device,error");
+  std::vector<nlohmann::json> rows;
+  std::istringstream jl(read_text(d + "/out/results.jsonl"));
+  for (std::string line; std::getline(jl, line);) rows.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["workload"], "llm:gpt2:input=128:output=128:requests=30:arrival_rate=400:max_batch_tokens=512:seed=2");
+  EXPECT_GT(rows[0]["ttft_ms"].get<double>(), rows[1]["ttft_ms"].get<double>());  // preemption runs more at once
+  // The same run as `sim llm` with the point's options gives the same TTFT.
+  r = run_sim("llm gpt2 --hw gpu_h100 --set gpu.hbm.capacity_gib=0.4 --input 128 --output 128 --requests 30 --arrival-rate 400 "
+              "--max-batch-tokens 512 --seed 2 --preempt -q --report '" + d + "/one.json'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(read_text(d + "/one.json"))["totals"]["ttft_ms"], rows[1]["ttft_ms"]);
+  // Its report ranks by TTFT, TPOT and tokens/s.
+  r = run_sim("sweep report '" + d + "/out'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("best by ttft_ms"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("output_tokens_per_s (max)"), std::string::npos) << r.output;
+  // Bad serving options, serving axes without llm: workloads and mixed workloads: exit 2, named.
+  std::ofstream(d + "/bad.yaml") << "hw: gpu_h100\nworkloads:\n  - llm: gpt2\n    inputs: 128\n";
+  r = run_sim("sweep '" + d + "/bad.yaml' -q -o '" + d + "/bad'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("workloads/inputs (line 4): unknown serving option"), std::string::npos) << r.output;
+  std::ofstream(d + "/axis.yaml") << "hw: gpu_h100\nworkloads:\n  - zoo: resnet18\naxes:\n  serving.preempt: [false, true]\n";
+  r = run_sim("sweep '" + d + "/axis.yaml' -q -o '" + d + "/axis'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("serving options need llm: workloads"), std::string::npos) << r.output;
+  std::ofstream(d + "/mixed.yaml") << "hw: gpu_h100\nworkloads:\n  - zoo: resnet18\n  - llm: gpt2\naxes:\n  gpu.num_sms: [66]\n";
+  r = run_sim("sweep '" + d + "/mixed.yaml' -q -o '" + d + "/mixed'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("sweep them apart"), std::string::npos) << r.output;
+  std::ofstream(d + "/val.yaml") << "hw: gpu_h100\nworkloads:\n  - llm: gpt2\naxes:\n  serving.preempt: [maybe]\n";
+  r = run_sim("sweep '" + d + "/val.yaml' -q -o '" + d + "/val'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("expected true or false, got 'maybe'"), std::string::npos) << r.output;
+}
+
 TEST(SweepCli, ASystemConfigSweepsLinkAndDeviceKeys) {
   const std::string d = scratch_dir("sweep_system");
   std::ofstream(d + "/s.yaml") << "workloads:\n  - ir: " << source_dir() << "/examples/pipelines/tp2_mlp.json\nhw: "
