@@ -58,7 +58,7 @@ std::optional<TransformerShape> transformer_shape(const std::string& model);
 // joined by send/recv of the hidden state; the last stage ends with the final norm and a
 // vocabulary-parallel lm_head. Llama models; batch, seq and kv_len as make_transformer.
 // InputError("zoo", option, why) on bad options.
-nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& options, int tp, int pp);
+nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& options, int tp, int pp, int microbatches = 1);
 
 // CNNs. Throws npusim::InputError("zoo", "model"|"batch"|"dtype"|"input"|"seq"|..., why) on bad
 // options (a transformer's name included: those are built by make_transformer).

@@ -226,7 +226,7 @@ constexpr int kMaxDevices = 4096;
 
 }  // namespace
 
-nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, int tp, int pp) {
+nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, int tp, int pp, int microbatches) {
   const auto shape = transformer_shape(o.model);
   if (!shape) throw InputError("zoo", "model", "unknown transformer '" + o.model + "' (--tp and --pp take llama2-7b, llama2-13b, llama2-70b)");
   if (shape->family != "llama")
@@ -246,6 +246,10 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, int tp, int p
                                           std::to_string(shape->layers) + " (0: all), got " + std::to_string(o.layers));
   if (pp > layers)
     throw InputError("zoo", "--pp", "--pp " + std::to_string(pp) + " stages for " + std::to_string(layers) + " layers: a stage needs a layer");
+  const int M = microbatches;
+  if (M < 1 || o.batch % M != 0)
+    throw InputError("zoo", "--microbatches", "must be at least 1 and divide the batch (" + std::to_string(o.batch) + "), got " +
+                                                  std::to_string(M));
   // Sizes as make_transformer checks them; it also validates the dtype.
   ZooOptions check = o;
   check.layers = 1;
@@ -255,7 +259,7 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, int tp, int p
     throw InputError("zoo", "dtype", "pipelines are written in fp16, bf16 or fp32");
 
   Shard m;
-  m.B = o.batch;
+  m.B = o.batch / M;  // per microbatch
   m.S = o.seq != 0 ? o.seq : o.kv_len > 0 ? 1 : 128;
   m.N = o.kv_len;
   m.Tk = m.N + m.S;
@@ -277,72 +281,80 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, int tp, int p
   Json in_outputs = Json::array(), out_inputs = Json::array();
   // Stage s takes layers [first(s), first(s + 1)): the first layers % pp stages one more.
   auto first = [&](int s) { return s * (layers / pp) + std::min(s, layers % pp); };
-  for (int s = 0; s < pp; ++s) {
-    for (int t = 0; t < tp; ++t) {
-      const int dev = s * tp + t;
-      const std::string D = std::to_string(dev), pre = "d" + D + ".";
-      // The residual stream enters as (x, 0): the embedding (looked up on the host) or the
-      // previous stage's hidden state.
-      std::string x = pre + "x", r = pre + "zero";
-      tensors[x] = tensor({BS, m.D}, d_t);
-      tensors[r] = tensor({BS, m.D}, d_t);
-      in_outputs.push_back(r);
-      if (s == 0) in_outputs.push_back(x);
-      // Constants of this device's attention: rotary tables, 1/sqrt(dh), the causal mask.
-      tensors[pre + "rope_cos"] = weight({m.S, m.dh}, d_t, pre + "rope_cos");
-      tensors[pre + "rope_sin"] = weight({m.S, m.dh}, d_t, pre + "rope_sin");
-      tensors[pre + "scale"] = weight({1}, d_t, pre + "scale");
-      if (m.S > 1) tensors[pre + "mask"] = weight({m.g * m.S, m.Tk}, d_t, pre + "mask");
-      for (int l = first(s); l < first(s + 1); ++l) {
-        const std::string L = "layers." + std::to_string(l) + ".tp" + std::to_string(t) + ".";
-        const std::vector<std::pair<std::string, Dims>> attn_w = {{"wq", {m.D, m.h * m.dh}}, {"wk", {m.D, m.hkv * m.dh}},
-                                                                  {"wv", {m.D, m.hkv * m.dh}}, {"wo", {m.h * m.dh, m.D}},
-                                                                  {"attn_norm", {m.D}}};
-        const std::vector<std::pair<std::string, Dims>> mlp_w = {{"mlp_norm", {m.D}}, {"w_gate", {m.D, m.f}}, {"w_up", {m.D, m.f}},
-                                                                 {"w_down", {m.f, m.D}}};
-        Json ai = Json::array({x, r});
-        for (const auto& [n, sh] : attn_w) tensors[L + n] = weight(sh, d_t, L + n), ai.push_back(L + n);
-        for (const char* c : {"rope_cos", "rope_sin", "scale"}) ai.push_back(pre + c);
-        if (m.S > 1) ai.push_back(pre + "mask");
-        if (m.N > 0)
-          for (const char* c : {"k_cache", "v_cache"}) tensors[L + c] = weight({m.B * m.hkv, m.N, m.dh}, d_t, L + c), ai.push_back(L + c);
-        for (const char* a : {"attn_out", "resid_a", "attn_sum", "mlp_out", "resid_m", "mlp_sum"}) tensors[L + a] = tensor({BS, m.D}, d_t);
-        st[L + "attn"] = {{"kind", "fx"}, {"inputs", ai}, {"outputs", {L + "attn_out", L + "resid_a"}}, {"device", D},
-                          {"data", nullptr}, {"data_blob", "attention"}};
-        std::string reduced = L + "attn_out";
-        if (tp > 1) {
-          st[L + "ar_attn"] = {{"kind", "all_reduce"}, {"inputs", {L + "attn_out"}}, {"outputs", {L + "attn_sum"}}, {"device", D},
-                               {"group", "layers." + std::to_string(l) + ".ar_attn"}, {"device_idx", t},
-                               {"metadata", {{"reduce_op", "sum"}}}};
-          reduced = L + "attn_sum";
+  // Microbatch k's activations, caches, supertasks and groups are prefixed "mbK." (M > 1); the
+  // weights are shared. Microbatch by microbatch, so a stage starts microbatch k + 1 while the
+  // next stage runs microbatch k (GPipe's schedule, forward only).
+  for (int k = 0; k < M; ++k) {
+    const std::string mb = M > 1 ? "mb" + std::to_string(k) + "." : "";
+    for (int s = 0; s < pp; ++s) {
+      for (int t = 0; t < tp; ++t) {
+        const int dev = s * tp + t;
+        const std::string D = std::to_string(dev), pre = "d" + D + ".", apre = mb + pre;
+        // The residual stream enters as (x, 0): the embedding (looked up on the host) or the
+        // previous stage's hidden state.
+        std::string x = apre + "x", r = apre + "zero";
+        tensors[x] = tensor({BS, m.D}, d_t);
+        tensors[r] = tensor({BS, m.D}, d_t);
+        in_outputs.push_back(r);
+        if (s == 0) in_outputs.push_back(x);
+        // Constants of this device's attention: rotary tables, 1/sqrt(dh), the causal mask.
+        tensors[pre + "rope_cos"] = weight({m.S, m.dh}, d_t, pre + "rope_cos");
+        tensors[pre + "rope_sin"] = weight({m.S, m.dh}, d_t, pre + "rope_sin");
+        tensors[pre + "scale"] = weight({1}, d_t, pre + "scale");
+        if (m.S > 1) tensors[pre + "mask"] = weight({m.g * m.S, m.Tk}, d_t, pre + "mask");
+        for (int l = first(s); l < first(s + 1); ++l) {
+          const std::string L = "layers." + std::to_string(l) + ".tp" + std::to_string(t) + ".", AL = mb + L;
+          const std::vector<std::pair<std::string, Dims>> attn_w = {{"wq", {m.D, m.h * m.dh}}, {"wk", {m.D, m.hkv * m.dh}},
+                                                                    {"wv", {m.D, m.hkv * m.dh}}, {"wo", {m.h * m.dh, m.D}},
+                                                                    {"attn_norm", {m.D}}};
+          const std::vector<std::pair<std::string, Dims>> mlp_w = {{"mlp_norm", {m.D}}, {"w_gate", {m.D, m.f}}, {"w_up", {m.D, m.f}},
+                                                                   {"w_down", {m.f, m.D}}};
+          Json ai = Json::array({x, r});
+          for (const auto& [n, sh] : attn_w) tensors[L + n] = weight(sh, d_t, L + n), ai.push_back(L + n);
+          for (const char* c : {"rope_cos", "rope_sin", "scale"}) ai.push_back(pre + c);
+          if (m.S > 1) ai.push_back(pre + "mask");
+          if (m.N > 0)  // each microbatch's requests have their own K/V caches
+            for (const char* c : {"k_cache", "v_cache"}) tensors[AL + c] = weight({m.B * m.hkv, m.N, m.dh}, d_t, AL + c), ai.push_back(AL + c);
+          for (const std::string a : {"attn_out", "resid_a", "attn_sum", "mlp_out", "resid_m", "mlp_sum"})
+            if (tp > 1 || a.find("_sum") == std::string::npos) tensors[AL + a] = tensor({BS, m.D}, d_t);  // sums: all_reduce outputs
+          st[AL + "attn"] = {{"kind", "fx"}, {"inputs", ai}, {"outputs", {AL + "attn_out", AL + "resid_a"}}, {"device", D},
+                             {"data", nullptr}, {"data_blob", "attention"}};
+          std::string reduced = AL + "attn_out";
+          if (tp > 1) {
+            st[AL + "ar_attn"] = {{"kind", "all_reduce"}, {"inputs", {AL + "attn_out"}}, {"outputs", {AL + "attn_sum"}}, {"device", D},
+                                  {"group", mb + "layers." + std::to_string(l) + ".ar_attn"}, {"device_idx", t},
+                                  {"metadata", {{"reduce_op", "sum"}}}};
+            reduced = AL + "attn_sum";
+          }
+          Json mi = Json::array({AL + "resid_a", reduced});
+          for (const auto& [n, sh] : mlp_w) tensors[L + n] = weight(sh, d_t, L + n), mi.push_back(L + n);
+          st[AL + "mlp"] = {{"kind", "fx"}, {"inputs", mi}, {"outputs", {AL + "mlp_out", AL + "resid_m"}}, {"device", D},
+                            {"data", nullptr}, {"data_blob", "mlp"}};
+          x = AL + "resid_m", r = AL + "mlp_out";
+          if (tp > 1) {
+            st[AL + "ar_mlp"] = {{"kind", "all_reduce"}, {"inputs", {AL + "mlp_out"}}, {"outputs", {AL + "mlp_sum"}}, {"device", D},
+                                 {"group", mb + "layers." + std::to_string(l) + ".ar_mlp"}, {"device_idx", t},
+                                 {"metadata", {{"reduce_op", "sum"}}}};
+            r = AL + "mlp_sum";
+          }
         }
-        Json mi = Json::array({L + "resid_a", reduced});
-        for (const auto& [n, sh] : mlp_w) tensors[L + n] = weight(sh, d_t, L + n), mi.push_back(L + n);
-        st[L + "mlp"] = {{"kind", "fx"}, {"inputs", mi}, {"outputs", {L + "mlp_out", L + "resid_m"}}, {"device", D},
-                         {"data", nullptr}, {"data_blob", "mlp"}};
-        x = L + "resid_m", r = L + "mlp_out";
-        if (tp > 1) {
-          st[L + "ar_mlp"] = {{"kind", "all_reduce"}, {"inputs", {L + "mlp_out"}}, {"outputs", {L + "mlp_sum"}}, {"device", D},
-                              {"group", "layers." + std::to_string(l) + ".ar_mlp"}, {"device_idx", t},
-                              {"metadata", {{"reduce_op", "sum"}}}};
-          r = L + "mlp_sum";
+        if (s + 1 < pp) {  // hand the hidden state to rank t of the next stage
+          const std::string next = std::to_string(dev + tp), h = apre + "hidden",
+                            group = mb + "stage" + std::to_string(s) + ".tp" + std::to_string(t);
+          tensors[h] = tensor({BS, m.D}, d_t);
+          st[apre + "residual"] = {{"kind", "fx"}, {"inputs", {x, r}}, {"outputs", {h}}, {"device", D}, {"data", nullptr}, {"data_blob", "residual"}};
+          st[apre + "send"] = {{"kind", "send"}, {"inputs", {h}}, {"outputs", Json::array()}, {"device", D}, {"group", group},
+                               {"device_idx", 0}, {"metadata", Json::object()}};
+          st[mb + "d" + next + ".recv"] = {{"kind", "recv"}, {"inputs", Json::array()}, {"outputs", {mb + "d" + next + ".x"}}, {"device", next},
+                                           {"group", group}, {"device_idx", 1}, {"metadata", Json::object()}};
+        } else {
+          tensors[pre + "final_norm"] = weight({m.D}, d_t, "norm.tp" + std::to_string(t));
+          tensors[pre + "lm_head"] = weight({m.D, m.v}, d_t, "lm_head.tp" + std::to_string(t));
+          tensors[apre + "logits"] = tensor({BS, m.v}, d_t);
+          st[apre + "head"] = {{"kind", "fx"}, {"inputs", {x, r, pre + "final_norm", pre + "lm_head"}}, {"outputs", {apre + "logits"}},
+                               {"device", D}, {"data", nullptr}, {"data_blob", "head"}};
+          out_inputs.push_back(apre + "logits");
         }
-      }
-      if (s + 1 < pp) {  // hand the hidden state to rank t of the next stage
-        const std::string next = std::to_string(dev + tp), h = pre + "hidden", group = "stage" + std::to_string(s) + ".tp" + std::to_string(t);
-        tensors[h] = tensor({BS, m.D}, d_t);
-        st[pre + "residual"] = {{"kind", "fx"}, {"inputs", {x, r}}, {"outputs", {h}}, {"device", D}, {"data", nullptr}, {"data_blob", "residual"}};
-        st[pre + "send"] = {{"kind", "send"}, {"inputs", {h}}, {"outputs", Json::array()}, {"device", D}, {"group", group},
-                            {"device_idx", 0}, {"metadata", Json::object()}};
-        st["d" + next + ".recv"] = {{"kind", "recv"}, {"inputs", Json::array()}, {"outputs", {"d" + next + ".x"}}, {"device", next},
-                                    {"group", group}, {"device_idx", 1}, {"metadata", Json::object()}};
-      } else {
-        tensors[pre + "final_norm"] = weight({m.D}, d_t, "norm.tp" + std::to_string(t));
-        tensors[pre + "lm_head"] = weight({m.D, m.v}, d_t, "lm_head.tp" + std::to_string(t));
-        tensors[pre + "logits"] = tensor({BS, m.v}, d_t);
-        st[pre + "head"] = {{"kind", "fx"}, {"inputs", {x, r, pre + "final_norm", pre + "lm_head"}}, {"outputs", {pre + "logits"}},
-                            {"device", D}, {"data", nullptr}, {"data_blob", "head"}};
-        out_inputs.push_back(pre + "logits");
       }
     }
   }
@@ -355,8 +367,8 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, int tp, int p
   Json blobs = {{"attention", attention(m).payload()}, {"mlp", mlp(m).payload()}, {"head", head(m).payload()}};
   if (pp > 1) blobs["residual"] = residual(m).payload();
   Json p;
-  p["name"] = o.model + "_tp" + std::to_string(tp) + "_pp" + std::to_string(pp) + "_b" + std::to_string(m.B) + "_s" +
-              std::to_string(m.S) + (m.N > 0 ? "_kv" + std::to_string(m.N) : "");
+  p["name"] = o.model + "_tp" + std::to_string(tp) + "_pp" + std::to_string(pp) + "_b" + std::to_string(o.batch) + "_s" +
+              std::to_string(m.S) + (m.N > 0 ? "_kv" + std::to_string(m.N) : "") + (M > 1 ? "_mb" + std::to_string(M) : "");
   p["devices"] = devices;
   p["tensors"] = tensors;
   p["supertasks"] = ordered;

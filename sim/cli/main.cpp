@@ -69,6 +69,10 @@ static int sim_main(int argc, char** argv) {
   zoo_cmd->add_option("--tp", zoo.tp, "llama2*: write a multi-device pipeline with this many tensor-parallel ranks per stage (docs/system.md#zoo-pipelines)")
       ->check(CLI::Range(1, 4096));
   zoo_cmd->add_option("--pp", zoo.pp, "llama2*: pipeline-parallel stages of that pipeline (default 1)")->check(CLI::Range(1, 4096));
+  zoo_cmd->add_option("--microbatches", zoo.microbatches,
+                      "llama2* pipelines: split the batch into this many microbatches that flow through the stages one after "
+                      "another (GPipe; default 1)")
+      ->check(CLI::Range(1, 65536));
   zoo_cmd->add_option("-o,--output", zoo.out, "output file (default: stdout)");
 
   cli::CompareTraceOptions cmp;

@@ -39,6 +39,7 @@ struct LlmCliOptions {
   std::string model, hw, dtype, report;
   std::vector<std::string> sets;
   int batch = 1, layers = 0, buckets = 4, tp = 1, pp = 1;
+  int microbatches = 1;  // --microbatches: a pass's batch split to flow through the pp stages
   int64_t input = 128, output = 128;
   bool quiet = false;
   // Continuous batching (docs/llm.md#continuous-batching): Poisson arrivals or a trace.
@@ -116,7 +117,10 @@ void simulate_passes(const LlmCliOptions& o, const Setup& su, std::vector<Pass>&
         z.kv_len = static_cast<int>(passes[i].kv_len);
         z.layers = su.layers;
         if (!su.on_system) return run::simulate_on_device(frontends::zoo::make_transformer(z), su.hw, ro).to_text();
-        const std::string text = frontends::zoo::make_parallel_pipeline(z, o.tp, o.pp).dump();
+        // The most microbatches up to --microbatches that divide this pass's batch.
+        int mb = std::max(1, std::min(o.microbatches, passes[i].batch));
+        while (passes[i].batch % mb != 0) --mb;
+        const std::string text = frontends::zoo::make_parallel_pipeline(z, o.tp, o.pp, mb).dump();
         const ir::System sys = frontends::pipeline::read_pipeline_text(text, o.model + " tp" + std::to_string(o.tp) + " pp" + std::to_string(o.pp), ".");
         return pass_on_system(sys, *su.sys_cfg, ro).to_text();
       },
@@ -188,6 +192,7 @@ int run_llm_cmd(const LlmCliOptions& o) {
     su.hw = su.sys_cfg->devices.front().hw;
   } else {
     if (o.tp != 1 || o.pp != 1) throw InputError("sim llm", "--tp", "--tp and --pp need a system config (docs/system.md)");
+    if (o.microbatches != 1) throw InputError("sim llm", "--microbatches", "applies to pipelines on a system (--pp)");
     su.hw = config::HwConfig::load(o.hw, o.sets);
   }
   su.devices = o.tp * o.pp;
@@ -576,6 +581,7 @@ void apply_serving_option(LlmCliOptions& o, const std::string& k, const std::str
   else if (k == "max_seqs") o.max_seqs = static_cast<int>(i());
   else if (k == "chunked_prefill") o.chunked_prefill = v == "true";
   else if (k == "preempt") o.preempt = v == "true";
+  else if (k == "microbatches") o.microbatches = static_cast<int>(i());
   else throw InternalError("apply_serving_option: " + k);
 }
 
@@ -609,6 +615,11 @@ std::function<int()> add_llm_command(CLI::App& app) {
   cmd->add_option("--hw", o->hw, "GPU or NPU config, or a system (with --tp / --pp)")->required();
   cmd->add_option("--tp", o->tp, "system: tensor-parallel ranks (llama2*)")->check(CLI::Range(1, 4096))->capture_default_str();
   cmd->add_option("--pp", o->pp, "system: pipeline stages (llama2*)")->check(CLI::Range(1, 4096))->capture_default_str();
+  cmd->add_option("--microbatches", o->microbatches,
+                  "system with --pp: each pass's batch split into up to this many microbatches that flow through the "
+                  "stages one after another (GPipe; default 1)")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
   cmd->add_option("--set", o->sets, "override a hardware parameter (repeatable)");
   cmd->add_option("--batch", o->batch, "requests, all starting together")->check(CLI::Range(1, 65536))->capture_default_str();
   cmd->add_option("--input", o->input, "prompt tokens per request")->capture_default_str();

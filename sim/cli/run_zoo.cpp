@@ -43,8 +43,9 @@ nlohmann::ordered_json zoo_model(const ZooCliOptions& o) {
   z.layers = o.layers;
   if (o.tp > 0 || o.pp > 0) {
     if (!o.input.empty()) throw InputError("zoo", "--input", "--input applies to CNNs");
-    return frontends::zoo::make_parallel_pipeline(z, std::max(o.tp, 1), std::max(o.pp, 1));
+    return frontends::zoo::make_parallel_pipeline(z, std::max(o.tp, 1), std::max(o.pp, 1), std::max(o.microbatches, 1));
   }
+  if (o.microbatches > 0) throw InputError("zoo", "--microbatches", "applies to the pipelines of --tp / --pp");
   if (frontends::zoo::is_transformer(z.model)) {
     if (!o.input.empty()) throw InputError("zoo", "--input", "--input applies to CNNs; transformers take --seq and --kv-len");
     return frontends::write_frontend_ir(frontends::zoo::make_transformer(z));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <queue>
 #include <functional>
 #include <set>
 #include <unordered_map>
@@ -540,19 +541,26 @@ std::vector<int> topological_order(const System& s) {
     }
     if (t.comm && t.comm->kind == CollectiveKind::Send && t.comm->peer >= 0) add_edge(i, t.comm->peer);
   }
+  // Of the steps whose inputs are ready, the earliest in the file goes first (the input step
+  // before all): a device runs its supertasks in the order the file issues them where the
+  // dependencies allow, so a file listing microbatch after microbatch pipelines them.
   std::vector<int> order;
-  std::deque<int> ready;
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
   std::vector<bool> done(nc, false);
-  if (input >= 0 && indeg[comp[input]] == 0) ready.push_back(comp[input]);
-  for (int c = 0; c < nc; ++c)
-    if (indeg[c] == 0 && (input < 0 || c != comp[input]) && (output < 0 || c != comp[output])) ready.push_back(c);
-  while (!ready.empty()) {
-    const int c = ready.front();
-    ready.pop_front();
+  auto take = [&](int c) {
     done[c] = true;
     for (int m : members[c]) order.push_back(m);
     for (int b : succ[c])
-      if (--indeg[b] == 0 && (output < 0 || b != comp[output])) ready.push_back(b);
+      if (--indeg[b] == 0 && (output < 0 || b != comp[output])) ready.push(b);
+  };
+  const bool input_first = input >= 0 && indeg[comp[input]] == 0;
+  for (int c = 0; c < nc; ++c)
+    if (indeg[c] == 0 && (input < 0 || c != comp[input]) && (output < 0 || c != comp[output])) ready.push(c);
+  if (input_first) take(comp[input]);
+  while (!ready.empty()) {
+    const int c = ready.top();
+    ready.pop();
+    take(c);
   }
   if (output >= 0 && indeg[comp[output]] == 0 && !done[comp[output]]) {
     done[comp[output]] = true;

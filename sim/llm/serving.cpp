@@ -550,6 +550,7 @@ const std::vector<ServingOption>& serving_options() {
       {"layers", T::Int, "0", "keep the first K layers (0: all)"},
       {"tp", T::Int, "1", "system: tensor-parallel ranks"},
       {"pp", T::Int, "1", "system: pipeline stages"},
+      {"microbatches", T::Int, "1", "system: a pass's batch split to flow through the pp stages"},
       {"arrival_rate", T::Number, "0", "continuous batching: Poisson arrivals per second (0: a static batch)"},
       {"requests", T::Int, "100", "continuous batching: requests to serve"},
       {"seed", T::Int, "1", "continuous batching: the arrivals' seed"},

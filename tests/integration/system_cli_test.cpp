@@ -4,6 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <map>
+
 #include "tests/integration/test_util.h"
 
 namespace npusim::test {
@@ -208,6 +211,37 @@ TEST(ZooPipelines, TensorAndPipelineParallelLlamaRunsOnNpuAndGpuSystems) {
   EXPECT_EQ(nlohmann::json::parse(read_text(d + "/p70.json"))["tensors"]["layers.0.tp7.wk"]["shape"], nlohmann::json({8192, 128}));
 }
 
+// --microbatches: the batch flows through the pipeline stages in microbatches, one after another
+// (GPipe). A prefill of 8 sequences over 2 stages: stage 1 starts microbatch 0 while stage 0 runs
+// microbatch 1, and the makespan falls; tp 1 (no all_reduce) writes a pipeline that runs.
+TEST(ZooPipelines, MicrobatchesFlowThroughTheStages) {
+  const std::string d = scratch_dir("zoo_microbatches");
+  std::map<int, nlohmann::json> rep;
+  for (int mb : {1, 2}) {
+    const std::string p = d + "/p" + std::to_string(mb);
+    auto r = run_sim("zoo llama2-7b --tp 1 --pp 2 --layers 4 --batch 8 --seq 128 --microbatches " + std::to_string(mb) + " -o '" + p + ".json'");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    r = run_sim("--ir '" + p + ".json' --hw system_8x_h100 -q --report '" + p + ".r.json'");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    rep[mb] = nlohmann::json::parse(read_text(p + ".r.json"));
+  }
+  EXPECT_LT(rep[2]["totals"]["time_us"].get<double>(), 0.9 * rep[1]["totals"]["time_us"].get<double>());
+  double stage1_first = -1, stage0_last = 0;
+  for (const auto& t : rep[2]["supertasks"]) {
+    if (t["kind"] != "fx") continue;
+    if (t["device"] == "dev1" && stage1_first < 0) stage1_first = t["start_us"].get<double>();
+    if (t["device"] == "dev0") stage0_last = std::max(stage0_last, t["end_us"].get<double>());
+  }
+  EXPECT_GT(stage1_first, 0);
+  EXPECT_LT(stage1_first, stage0_last);  // the stages overlap
+  auto r = run_sim("zoo llama2-7b --tp 1 --pp 2 --layers 4 --batch 8 --microbatches 3 -o /dev/null");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--microbatches: must be at least 1 and divide the batch (8)"), std::string::npos) << r.output;
+  r = run_sim("zoo llama2-7b --microbatches 2 -o /dev/null");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("applies to the pipelines of --tp / --pp"), std::string::npos) << r.output;
+}
+
 TEST(ZooPipelines, ShardsThatDoNotDivideAreRefused) {
   auto r = run_sim("zoo llama2-7b --tp 3 -o /dev/null");
   EXPECT_EQ(r.exit_code, 2);
@@ -340,6 +374,10 @@ TEST(LlmCli, PreemptionRunsMoreRequestsInTheSameCache) {
   EXPECT_GT(p["scheduler"]["peak_running"].get<int>(), w["scheduler"]["peak_running"].get<int>());
   EXPECT_LE(p["memory"]["peak_kv_cache_gib"].get<double>(), p["memory"]["kv_cache_capacity_gib"].get<double>());
   EXPECT_LT(p["totals"]["ttft_ms"].get<double>(), w["totals"]["ttft_ms"].get<double>());
+  // Microbatches need pipeline stages on a system.
+  r = run_sim("llm gpt2 --hw gpu_h100 --batch 4 --input 64 --output 4 --microbatches 2 -q");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--microbatches: applies to pipelines on a system"), std::string::npos) << r.output;
   // Static batches: refused by name.
   r = run_sim("llm gpt2 --hw gpu_h100 --batch 4 --input 64 --output 4 --preempt -q");
   EXPECT_EQ(r.exit_code, 2) << r.output;
