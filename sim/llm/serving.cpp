@@ -135,14 +135,25 @@ std::vector<Request> poisson_requests(int n, double rate_per_s, int64_t input, i
 
 namespace {
 
+// The KV cache in paged blocks: tokens per block, bytes per block, blocks that fit.
+struct Blocks {
+  int64_t tokens;
+  double bytes;
+  int64_t capacity;
+  explicit Blocks(const SchedulerOptions& o)
+      : tokens(o.block_tokens), bytes(static_cast<double>(o.block_tokens) * o.kv_bytes_per_token),
+        capacity(static_cast<int64_t>(std::floor(o.kv_capacity_bytes / bytes))) {}
+  int64_t for_tokens(int64_t n) const { return (n + tokens - 1) / tokens; }
+};
+
 // vLLM's paged KV cache with blocks allocated as tokens come and recompute preemption
 // (docs/llm.md#preemption): prefill first, as serve_continuous without chunked prefill.
 ContinuousResult serve_on_demand(const std::vector<Request>& reqs, const SchedulerOptions& opt, const StepCost& cost,
                                  ContinuousResult res) {
-  const int64_t bt = opt.block_tokens;
-  const double block_bytes = static_cast<double>(bt) * opt.kv_bytes_per_token;
-  const int64_t capacity = static_cast<int64_t>(std::floor(opt.kv_capacity_bytes / block_bytes));  // blocks
-  auto blocks_for = [&](int64_t tokens) { return (tokens + bt - 1) / bt; };
+  const Blocks blocks(opt);
+  const int64_t capacity = blocks.capacity;
+  const double block_bytes = blocks.bytes;
+  auto blocks_for = [&](int64_t tokens) { return blocks.for_tokens(tokens); };
   struct Running {
     size_t id;
     int64_t kv, generated, blocks;
@@ -246,15 +257,16 @@ ContinuousResult serve_on_demand(const std::vector<Request>& reqs, const Schedul
 }
 
 // Chunked prefill (vLLM v1) with on-demand blocks and recompute preemption: every step takes at
-// most max_batch_tokens tokens, the decodes first, then chunks of the prompts in progress, then
-// preempted requests' recomputes and new arrivals, each chunk as long as the free blocks allow.
+// most max_batch_tokens tokens, the running requests in admission order (a decode one token, a
+// prompt in progress its next chunk), then preempted requests' recomputes and new arrivals while
+// their whole first chunk fits.
 ContinuousResult serve_on_demand_chunked(const std::vector<Request>& reqs, const SchedulerOptions& opt, const StepCost& cost,
                                          ContinuousResult res) {
   if (!cost.mixed_ns) throw InternalError("serve_continuous: chunked prefill without a mixed step cost");
-  const int64_t bt = opt.block_tokens;
-  const double block_bytes = static_cast<double>(bt) * opt.kv_bytes_per_token;
-  const int64_t capacity = static_cast<int64_t>(std::floor(opt.kv_capacity_bytes / block_bytes));  // blocks
-  auto blocks_for = [&](int64_t tokens) { return (tokens + bt - 1) / bt; };
+  const Blocks blocks(opt);
+  const int64_t capacity = blocks.capacity;
+  const double block_bytes = blocks.bytes;
+  auto blocks_for = [&](int64_t tokens) { return blocks.for_tokens(tokens); };
   struct Seq {
     size_t id;
     int64_t kv = 0, prompt_left = 0, generated = 0, blocks = 0;
