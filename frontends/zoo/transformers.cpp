@@ -33,7 +33,7 @@ struct Def {
 };
 
 // Hugging Face configs (bert-base-uncased, bert-large-uncased, gpt2[-medium|-large|-xl],
-// meta-llama/Llama-2-{7,13,70}b-hf); gpt3-xl and gpt3-2.7b are GPT-2 modules of the shapes
+// meta-llama/Llama-2-{7,13,70}b-hf, meta-llama/Llama-3.1-8B); gpt3-xl and gpt3-2.7b are GPT-2 modules of the shapes
 // NeuSight measured (../shared/validation/neusight_e2e_inference_h100_a100: 24 x 3072 / 24 heads,
 // 32 x 2560 / 32 heads, 2048 positions).
 const std::vector<std::pair<std::string, Def>>& defs() {
@@ -49,6 +49,7 @@ const std::vector<std::pair<std::string, Def>>& defs() {
       {"llama2-7b", {Family::Llama, 32, 4096, 32, 11008, 32000, 0, 1e-5}},
       {"llama2-13b", {Family::Llama, 40, 5120, 40, 13824, 32000, 0, 1e-5}},
       {"llama2-70b", {Family::Llama, 80, 8192, 64, 28672, 32000, 0, 1e-5, 8}},
+      {"llama3-8b", {Family::Llama, 32, 4096, 32, 14336, 128256, 0, 1e-5, 8}},  // Llama-3 and 3.1 8B: the same shape
   };
   return d;
 }
@@ -64,9 +65,12 @@ constexpr int kMaxTokens = 1 << 20;
 
 class Transformer {
  public:
-  Transformer(const Def& m, const ZooOptions& o, int seq, int kv, int layers, DType dt)
+  // shard T: one of T tensor-parallel ranks (Megatron): heads, K/V heads, FFN width and
+  // vocabulary divided by T, the hidden size whole.
+  Transformer(const Def& m, const ZooOptions& o, int seq, int kv, int layers, DType dt, int shard)
       : m_m(m), m_b("zoo", o.model), m_B(o.batch), m_S(seq), m_N(kv), m_T(kv + seq), m_L(layers),
-        m_D(m.d), m_H(m.heads), m_Hkv(m.kv_heads > 0 ? m.kv_heads : m.heads), m_dh(m.d / m.heads), m_dt(dt) {}
+        m_D(m.d), m_H(m.heads / shard), m_Hkv((m.kv_heads > 0 ? m.kv_heads : m.heads) / shard), m_dh(m.d / m.heads),
+        m_F(m.ffn / shard), m_V(m.vocab / shard), m_dt(dt) {}
 
   ir::Graph build() {
     const bool bert = m_m.family == Family::Bert;
@@ -81,10 +85,10 @@ class Transformer {
     if (!bert) {
       x = norm(x, m_m.family == Family::Gpt2 ? "transformer.ln_f" : "model.norm");
       if (m_m.family == Family::Gpt2)  // GPT-2 ties the LM head to the token embedding: x . wte^T
-        x = m_b.op(OpKind::MatMul, "lm_head", {x, m_wte}, {m_B, m_S, m_m.vocab}, m_dt,
+        x = m_b.op(OpKind::MatMul, "lm_head", {x, m_wte}, {m_B, m_S, m_V}, m_dt,
                    [](ir::Layer& l) { l.transpose_b = true; });
       else
-        x = linear(x, "lm_head", m_m.vocab, false);
+        x = linear(x, "lm_head", m_V, false);
     }
     m_b.mark_output(x);
     return m_b.finish();
@@ -101,7 +105,7 @@ class Transformer {
   }
 
   int embeddings() {
-    const int V = m_m.vocab;
+    const int64_t V = m_V;
     int ids = m_b.input("input_ids", {m_B, m_S}, DType::Int32);
     // HF's input_ids.view(-1, S): it also makes the batch-carrying ids the first op's first
     // input, which is where Frontend IR readers take the graph's batch from.
@@ -205,7 +209,7 @@ class Transformer {
     const std::string k_name = bert ? "key" : llama ? "k_proj" : "c_attn.k";
     const std::string v_name = bert ? "value" : llama ? "v_proj" : "c_attn.v";
     const bool bias = !llama;
-    int q = split_heads(linear(h, p(i, a + q_name), m_D, bias), p(i, a + q_name), m_H);
+    int q = split_heads(linear(h, p(i, a + q_name), m_H * m_dh, bias), p(i, a + q_name), m_H);
     int k = split_heads(linear(h, p(i, a + k_name), m_Hkv * m_dh, bias), p(i, a + k_name), m_Hkv);
     int v = split_heads(linear(h, p(i, a + v_name), m_Hkv * m_dh, bias), p(i, a + v_name), m_Hkv);
     if (llama) {
@@ -226,7 +230,7 @@ class Transformer {
     int c = m_b.op(OpKind::BatchMatMul, p(i, a + "context"), {s, v}, {m_B, m_H, m_S, m_dh}, m_dt);
     c = m_b.op(OpKind::Transpose, p(i, a + "context.transpose"), {c}, {m_B, m_S, m_H, m_dh}, m_dt,
                [](ir::Layer& l) { l.perm = {0, 2, 1, 3}; });
-    c = m_b.op(OpKind::Reshape, p(i, a + "context.view"), {c}, {m_B, m_S, m_D}, m_dt);
+    c = m_b.op(OpKind::Reshape, p(i, a + "context.view"), {c}, {m_B, m_S, m_H * m_dh}, m_dt);
     const std::string o = bert ? "attention.output.dense" : llama ? "self_attn.o_proj" : "attn.c_proj";
     return linear(c, p(i, o), m_D, bias);
   }
@@ -236,7 +240,7 @@ class Transformer {
       case Family::Bert: {  // post-LN
         int y = attention(x, i);
         x = norm(binary(OpKind::ElementWiseAdd, x, y, p(i, "attention.output.add")), p(i, "attention.output.LayerNorm"));
-        y = linear(x, p(i, "intermediate.dense"), m_m.ffn, true);
+        y = linear(x, p(i, "intermediate.dense"), m_F, true);
         y = unary(OpKind::Gelu, y, p(i, "intermediate.gelu"));
         y = linear(y, p(i, "output.dense"), m_D, true);
         return norm(binary(OpKind::ElementWiseAdd, x, y, p(i, "output.add")), p(i, "output.LayerNorm"));
@@ -244,7 +248,7 @@ class Transformer {
       case Family::Gpt2: {  // pre-LN
         int y = attention(norm(x, p(i, "ln_1")), i);
         x = binary(OpKind::ElementWiseAdd, x, y, p(i, "attn.add"));
-        y = linear(norm(x, p(i, "ln_2")), p(i, "mlp.c_fc"), m_m.ffn, true);
+        y = linear(norm(x, p(i, "ln_2")), p(i, "mlp.c_fc"), m_F, true);
         y = unary(OpKind::Gelu, y, p(i, "mlp.gelu"));
         y = linear(y, p(i, "mlp.c_proj"), m_D, true);
         return binary(OpKind::ElementWiseAdd, x, y, p(i, "mlp.add"));
@@ -253,8 +257,8 @@ class Transformer {
         int y = attention(norm(x, p(i, "input_layernorm")), i);
         x = binary(OpKind::ElementWiseAdd, x, y, p(i, "self_attn.add"));
         const int h = norm(x, p(i, "post_attention_layernorm"));
-        int g = unary(OpKind::Silu, linear(h, p(i, "mlp.gate_proj"), m_m.ffn, false), p(i, "mlp.act_fn"));
-        int u = linear(h, p(i, "mlp.up_proj"), m_m.ffn, false);
+        int g = unary(OpKind::Silu, linear(h, p(i, "mlp.gate_proj"), m_F, false), p(i, "mlp.act_fn"));
+        int u = linear(h, p(i, "mlp.up_proj"), m_F, false);
         y = linear(binary(OpKind::Mul, g, u, p(i, "mlp.mul")), p(i, "mlp.down_proj"), m_D, false);
         return binary(OpKind::ElementWiseAdd, x, y, p(i, "mlp.add"));
       }
@@ -266,7 +270,7 @@ class Transformer {
   GraphBuilder m_b;
   int64_t m_B, m_S, m_N, m_T;
   int m_L;
-  int64_t m_D, m_H, m_Hkv, m_dh;
+  int64_t m_D, m_H, m_Hkv, m_dh, m_F, m_V;
   DType m_dt;
   int m_wte = -1, m_scale = -1, m_mask = -1, m_cos = -1, m_sin = -1;
 };
@@ -304,7 +308,7 @@ ir::Graph make_transformer(const ZooOptions& o) {
   if (o.kv_len < 0 || o.kv_len > kMaxTokens)
     throw InputError("zoo", "kv-len", "kv-len must be in 0.." + std::to_string(kMaxTokens) + ", got " + std::to_string(o.kv_len));
   if (o.kv_len > 0 && m->family == Family::Bert)
-    throw InputError("zoo", "kv-len", o.model + " is an encoder without a K/V cache: --kv-len applies to the decoders (gpt2*, gpt3*, llama2*)");
+    throw InputError("zoo", "kv-len", o.model + " is an encoder without a K/V cache: --kv-len applies to the decoders (gpt2*, gpt3*, llama*)");
   const int seq = o.seq != 0 ? o.seq : o.kv_len > 0 ? 1 : 128;
   if (seq < 1 || seq > kMaxTokens)
     throw InputError("zoo", "seq", "seq must be in 1.." + std::to_string(kMaxTokens) + ", got " + std::to_string(seq));
@@ -315,7 +319,12 @@ ir::Graph make_transformer(const ZooOptions& o) {
   if (o.layers < 0 || o.layers > m->layers)
     throw InputError("zoo", "layers", o.model + " has " + std::to_string(m->layers) + " layers; --layers must be in 1.." +
                                           std::to_string(m->layers) + " (0: all), got " + std::to_string(o.layers));
-  Transformer t(*m, o, seq, o.kv_len, o.layers == 0 ? m->layers : o.layers, dt);
+  const int kv_heads = m->kv_heads > 0 ? m->kv_heads : m->heads;
+  if (o.shard < 1 || m->heads % o.shard != 0 || kv_heads % o.shard != 0 || m->ffn % o.shard != 0 || m->vocab % o.shard != 0)
+    throw InputError("zoo", "shard", "--shard " + std::to_string(o.shard) + " must divide " + o.model + "'s heads (" + std::to_string(m->heads) +
+                                         "), K/V heads (" + std::to_string(kv_heads) + "), FFN width (" + std::to_string(m->ffn) +
+                                         ") and vocabulary (" + std::to_string(m->vocab) + ")");
+  Transformer t(*m, o, seq, o.kv_len, o.layers == 0 ? m->layers : o.layers, dt, o.shard);
   return t.build();
 }
 

@@ -34,11 +34,15 @@ struct ZooOptions {
   int seq = 0;
   int kv_len = 0;
   int layers = 0;  // keep the first `layers` blocks (0: all)
+  // Transformers: the graph of one of `shard` tensor-parallel ranks on one device (heads, K/V
+  // heads, FFN width and vocabulary divided by it; no collectives), as Vidur and LLMServingSim
+  // profile a rank. 1: the whole model.
+  int shard = 1;
 };
 
 // CNNs: resnet18, resnet34, resnet50, resnet101, resnet152, vgg16, vgg19, mobilenetv2.
 std::vector<std::string> model_names();
-// Transformers: bert-base, gpt2, llama2-7b.
+// Transformers: bert-base, gpt2, llama2-7b, llama3-8b ...
 std::vector<std::string> transformer_names();
 bool is_transformer(const std::string& model);
 

@@ -228,9 +228,9 @@ constexpr int kMaxDevices = 4096;
 
 nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, int tp, int pp, int microbatches) {
   const auto shape = transformer_shape(o.model);
-  if (!shape) throw InputError("zoo", "model", "unknown transformer '" + o.model + "' (--tp and --pp take llama2-7b, llama2-13b, llama2-70b)");
+  if (!shape) throw InputError("zoo", "model", "unknown transformer '" + o.model + "' (--tp and --pp take llama2-7b, llama2-13b, llama2-70b, llama3-8b)");
   if (shape->family != "llama")
-    throw InputError("zoo", "--tp", "tensor- and pipeline-parallel pipelines are written for the Llama models (llama2-7b, llama2-13b, llama2-70b); " +
+    throw InputError("zoo", "--tp", "tensor- and pipeline-parallel pipelines are written for the Llama models (llama2-7b, llama2-13b, llama2-70b, llama3-8b); " +
                                         o.model + " is not one");
   if (tp < 1 || pp < 1 || int64_t{tp} * pp > kMaxDevices)
     throw InputError("zoo", "--tp", "--tp and --pp must be at least 1 with tp x pp <= " + std::to_string(kMaxDevices) + " devices");

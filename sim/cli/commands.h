@@ -56,6 +56,7 @@ struct ZooCliOptions {
   int seq = 0, kv_len = 0, layers = 0;  // transformers (0: the model's default)
   int tp = 0, pp = 0;  // Llama models: a tp x pp pipeline (0: not given)
   int microbatches = 0;  // that pipeline's microbatches through its stages (0: not given, 1)
+  int shard = 0;  // transformers: one of this many tensor-parallel ranks (0: not given, the whole model)
   std::string out;
 };
 int run_zoo(const ZooCliOptions& o);

@@ -58,19 +58,23 @@ static int sim_main(int argc, char** argv) {
   auto* zoo_cmd = app.add_subcommand("zoo", "write a Frontend IR for a known network or one operation");
   zoo_cmd->add_option("model", zoo.args,
                       "resnet18|resnet34|resnet50|resnet101|resnet152|vgg16|vgg19|mobilenetv2|bert-base|bert-large|"
-                      "gpt2|gpt2-medium|gpt2-large|gpt2-xl|gpt3-xl|gpt3-2.7b|llama2-7b|llama2-13b|llama2-70b, or: op OP key=value ... (one operation, e.g. op matmul m=512 n=4096 k=4096)")
+                      "gpt2|gpt2-medium|gpt2-large|gpt2-xl|gpt3-xl|gpt3-2.7b|llama2-7b|llama2-13b|llama2-70b|llama3-8b, or: op OP key=value ... (one operation, e.g. op matmul m=512 n=4096 k=4096)")
       ->required();
   zoo_cmd->add_option("--batch", zoo.batch, "batch size (zoo op: default of n= / b=)")->capture_default_str();
   zoo_cmd->add_option("--dtype", zoo.dtype, "int8, fp16 or fp32, and bf16 for transformers and ops (default: int8 for CNNs, fp16 for transformers and ops)");
   zoo_cmd->add_option("--input", zoo.input, "CNNs: input size HxW (default 224x224)");
   zoo_cmd->add_option("--seq", zoo.seq, "transformers: tokens in this pass (default 128, or 1 with --kv-len)");
-  zoo_cmd->add_option("--kv-len", zoo.kv_len, "gpt2*, gpt3*, llama2*: cached tokens; K/V caches of this length are inputs (a decode step)");
+  zoo_cmd->add_option("--kv-len", zoo.kv_len, "gpt2*, gpt3*, llama*: cached tokens; K/V caches of this length are inputs (a decode step)");
   zoo_cmd->add_option("--layers", zoo.layers, "transformers: keep the first K layers (default: all)");
-  zoo_cmd->add_option("--tp", zoo.tp, "llama2*: write a multi-device pipeline with this many tensor-parallel ranks per stage (docs/system.md#zoo-pipelines)")
+  zoo_cmd->add_option("--shard", zoo.shard,
+                      "transformers: the graph of one of this many tensor-parallel ranks on one device (heads, K/V heads, FFN "
+                      "and vocabulary divided by it; no collectives), as a profiler measures one rank")
       ->check(CLI::Range(1, 4096));
-  zoo_cmd->add_option("--pp", zoo.pp, "llama2*: pipeline-parallel stages of that pipeline (default 1)")->check(CLI::Range(1, 4096));
+  zoo_cmd->add_option("--tp", zoo.tp, "llama*: write a multi-device pipeline with this many tensor-parallel ranks per stage (docs/system.md#zoo-pipelines)")
+      ->check(CLI::Range(1, 4096));
+  zoo_cmd->add_option("--pp", zoo.pp, "llama*: pipeline-parallel stages of that pipeline (default 1)")->check(CLI::Range(1, 4096));
   zoo_cmd->add_option("--microbatches", zoo.microbatches,
-                      "llama2* pipelines: split the batch into this many microbatches that flow through the stages one after "
+                      "llama* pipelines: split the batch into this many microbatches that flow through the stages one after "
                       "another (GPipe; default 1)")
       ->check(CLI::Range(1, 65536));
   zoo_cmd->add_option("-o,--output", zoo.out, "output file (default: stdout)");

@@ -176,7 +176,7 @@ int run_llm_cmd(const LlmCliOptions& o) {
   if (o.model.empty()) throw InputError("sim llm", "model", "give a zoo model, or --prefill and --decode pipeline files");
   const auto shape = frontends::zoo::transformer_shape(o.model);
   if (!shape || shape->family == "bert")
-    throw InputError("sim llm", "model", "'" + o.model + "' is not a decoder LLM of the zoo (gpt2*, gpt3*, llama2*)");
+    throw InputError("sim llm", "model", "'" + o.model + "' is not a decoder LLM of the zoo (gpt2*, gpt3*, llama*)");
   if (o.input < 1 || o.output < 1 || o.input + o.output > (1 << 20))
     throw InputError("sim llm", "--input/--output", "input and output tokens must be at least 1, together at most 2^20");
   if (o.buckets < 2 || o.buckets > 64) throw InputError("sim llm", "--buckets", "must be in 2..64");
@@ -609,12 +609,12 @@ std::function<int()> add_llm_command(CLI::App& app) {
   auto o = std::make_shared<LlmCliOptions>();
   auto* cmd = app.add_subcommand("llm", "serve LLM requests (a static batch, or continuous batching of arrivals): prefill, then "
                                         "decode steps with a growing KV cache; TTFT, TPOT, tokens/s (docs/llm.md)");
-  cmd->add_option("model", o->model, "gpt2*, gpt3*, llama2-7b, llama2-13b, llama2-70b (or --prefill and --decode pipeline files)");
+  cmd->add_option("model", o->model, "gpt2*, gpt3*, llama2-7b, llama2-13b, llama2-70b, llama3-8b (or --prefill and --decode pipeline files)");
   cmd->add_option("--prefill", o->prefill_pipeline, "a runtime's prefill pass as a pipeline file (with --decode, on a system)");
   cmd->add_option("--decode", o->decode_pipeline, "a runtime's decode-step pipeline file (with --prefill)");
   cmd->add_option("--hw", o->hw, "GPU or NPU config, or a system (with --tp / --pp)")->required();
-  cmd->add_option("--tp", o->tp, "system: tensor-parallel ranks (llama2*)")->check(CLI::Range(1, 4096))->capture_default_str();
-  cmd->add_option("--pp", o->pp, "system: pipeline stages (llama2*)")->check(CLI::Range(1, 4096))->capture_default_str();
+  cmd->add_option("--tp", o->tp, "system: tensor-parallel ranks (llama*)")->check(CLI::Range(1, 4096))->capture_default_str();
+  cmd->add_option("--pp", o->pp, "system: pipeline stages (llama*)")->check(CLI::Range(1, 4096))->capture_default_str();
   cmd->add_option("--microbatches", o->microbatches,
                   "system with --pp: each pass's batch split into up to this many microbatches that flow through the "
                   "stages one after another (GPipe; default 1)")

@@ -20,8 +20,8 @@ nlohmann::ordered_json zoo_op(const ZooCliOptions& o) {
     for (int i = 0; i < ir::kNumOpKinds; ++i) valid += (i ? ", " : "") + std::string(ir::op_name(static_cast<ir::OpKind>(i)));
     throw InputError("zoo op", "op", "give an operation: sim zoo op OP key=value ...; valid: " + valid);
   }
-  if (!o.input.empty() || o.seq != 0 || o.kv_len != 0 || o.layers != 0)
-    throw InputError("zoo op", "op", "--input, --seq, --kv-len and --layers apply to zoo models; give an operation's sizes as key=value");
+  if (!o.input.empty() || o.seq != 0 || o.kv_len != 0 || o.layers != 0 || o.shard != 0)
+    throw InputError("zoo op", "op", "--input, --seq, --kv-len, --layers and --shard apply to zoo models; give an operation's sizes as key=value");
   frontends::zoo::OpWorkload w;
   w.op = o.args[1];
   w.args.assign(o.args.begin() + 2, o.args.end());
@@ -41,7 +41,10 @@ nlohmann::ordered_json zoo_model(const ZooCliOptions& o) {
   z.seq = o.seq;
   z.kv_len = o.kv_len;
   z.layers = o.layers;
+  z.shard = std::max(o.shard, 1);
+  if (o.shard > 0 && !frontends::zoo::is_transformer(z.model)) throw InputError("zoo", "--shard", "applies to transformers");
   if (o.tp > 0 || o.pp > 0) {
+    if (o.shard > 0) throw InputError("zoo", "--shard", "writes one rank's graph on one device; --tp/--pp write the whole pipeline");
     if (!o.input.empty()) throw InputError("zoo", "--input", "--input applies to CNNs");
     return frontends::zoo::make_parallel_pipeline(z, std::max(o.tp, 1), std::max(o.pp, 1), std::max(o.microbatches, 1));
   }

@@ -56,6 +56,12 @@ TEST(Cli, ZooRejectsBadOptions) {
   EXPECT_NE(r.output.find("resnet50"), std::string::npos) << r.output;  // lists valid names
   EXPECT_EQ(run_sim("zoo resnet50 --batch 0").exit_code, 2);
   EXPECT_EQ(run_sim("zoo resnet50 --input 22").exit_code, 2);
+  // --shard: a transformer's rank, dividing its heads, FFN and vocabulary, not with --tp/--pp.
+  for (const char* args : {"llama3-8b --shard 3", "resnet50 --shard 2", "llama2-7b --tp 2 --shard 2", "op matmul m=1 n=1 k=1 --shard 2"}) {
+    r = run_sim(std::string("zoo ") + args + " -o /dev/null");
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_NE(r.output.find("shard"), std::string::npos) << args << ": " << r.output;
+  }
 }
 
 TEST(Cli, NoInputIsAUsageError) { EXPECT_EQ(run_sim("").exit_code, 2); }

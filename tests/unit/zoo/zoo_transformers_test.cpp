@@ -47,6 +47,7 @@ Dims dims(const std::string& m) {
   if (m == "gpt3-2.7b") return {32, 2560, 10240, 50257, 2, true};
   if (m == "llama2-13b") return {40, 5120, 13824, 32000, 3, true};
   if (m == "llama2-70b") return {80, 8192, 28672, 32000, 3, true, 1024};  // 8 K/V heads of 128
+  if (m == "llama3-8b") return {32, 4096, 14336, 128256, 3, true, 1024};  // meta-llama/Llama-3.1-8B
   return {32, 4096, 11008, 32000, 3, true};  // llama2-7b
 }
 
@@ -69,7 +70,7 @@ int64_t weights(const ir::Graph& g) {  // weights and biases, not buffers (scale
 TEST(ZooTransformers, Names) {
   EXPECT_EQ(transformer_names(),
             (std::vector<std::string>{"bert-base", "bert-large", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "gpt3-xl",
-                                      "gpt3-2.7b", "llama2-7b", "llama2-13b", "llama2-70b"}));
+                                      "gpt3-2.7b", "llama2-7b", "llama2-13b", "llama2-70b", "llama3-8b"}));
   EXPECT_TRUE(is_transformer("gpt2"));
   EXPECT_FALSE(is_transformer("resnet50"));
 }
@@ -110,6 +111,36 @@ TEST(ZooTransformers, ParameterCountsAreThePublishedOnes) {
   EXPECT_EQ(weights(make_transformer(tf("gpt2-xl", 1, 8))), 1557611200);
   EXPECT_EQ(weights(make_transformer(tf("llama2-13b", 1, 8))), 13015864320);
   EXPECT_EQ(weights(make_transformer(tf("llama2-70b", 1, 8))), 68976648192);
+  // Llama-3.1-8B: 8,030,261,248 (untied 128256-row embedding and LM head).
+  EXPECT_EQ(weights(make_transformer(tf("llama3-8b", 1, 8))), 8030261248);
+}
+
+// One tensor-parallel rank (--shard T): every projection, the MLP and the LM head divided by
+// T, the norms (hidden size) whole; T ranks together hold the model's weights plus T - 1
+// copies of the norms.
+TEST(ZooTransformers, AShardIsOneTensorParallelRank) {
+  for (const char* m : {"llama2-7b", "llama3-8b"}) {
+    SCOPED_TRACE(m);
+    ZooOptions whole = tf(m, 2, 16, 0, 2), half = whole;
+    half.shard = 2;
+    const ir::Graph a = make_transformer(whole), b = make_transformer(half);
+    EXPECT_EQ(2 * zoo_test::total_macs(b), zoo_test::total_macs(a));
+    int64_t norms = 0;
+    for (const ir::Tensor& t : b.tensors)
+      if (t.role == ir::TensorRole::Weight && t.shape.size() == 1) norms += ir::num_elements(t.shape);
+    EXPECT_EQ(2 * weights(b) - norms, weights(a));
+    for (const ir::Tensor& t : b.tensors) {
+      if (t.name == "model.layers.0.self_attn.q_proj.weight") EXPECT_EQ(t.shape, (ir::Shape{4096, 2048}));
+      if (t.name == "model.layers.0.self_attn.o_proj.weight") EXPECT_EQ(t.shape, (ir::Shape{2048, 4096}));
+      if (t.name == "lm_head.weight") EXPECT_EQ(t.shape[1], dims(m).vocab / 2);
+    }
+  }
+  ZooOptions bad = tf("gpt2", 1, 8);
+  bad.shard = 2;  // 50257 vocabulary rows
+  EXPECT_THROW(make_transformer(bad), InputError);
+  bad = tf("llama3-8b", 1, 8);
+  bad.shard = 16;  // 8 K/V heads
+  EXPECT_THROW(make_transformer(bad), InputError);
 }
 
 TEST(ZooTransformers, BatchIsDimZeroOfEveryActivation) {
