@@ -51,11 +51,18 @@ struct LlmCliOptions {
   int max_seqs = 256;
   bool chunked_prefill = false;  // --chunked-prefill
   bool preempt = false;          // --preempt
+  int virtual_engines = 0;       // --virtual-engines (0: pp with continuous batching, vLLM's)
   std::string plot;  // --plot OUT.png: scripts/plot_run.py draws the serving pictures
   // Pipeline files (a runtime's own prefill and decode passes) instead of a zoo model.
   std::string prefill_pipeline, decode_pipeline;
   nlohmann::ordered_json* capture = nullptr;  // a sweep point: the report lands here, nothing is written
 };
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
 
 // The report: into o.capture (a sweep point), or the --report file.
 void emit_report(const LlmCliOptions& o, const nlohmann::ordered_json& j) {
@@ -69,6 +76,7 @@ struct Pass {
   int64_t kv_len = 0, seq = 1;
   run::DeviceRun run;
   int batch = 0;  // 0: the static plan's wave
+  std::vector<double> stage_ns;  // on a system: the time each pipeline stage holds the pass
 };
 
 // What every run of `sim llm` shares: the model, the hardware and the memory per device.
@@ -85,7 +93,11 @@ struct Setup {
 };
 
 // One pass as a pipeline on a system: its makespan, and device 0's compute and collectives.
-run::DeviceRun pass_on_system(const ir::System& sys, const config::SystemConfig& cfg, const run::DeviceRunOptions& dro) {
+// With stages > 1 (a zoo pipeline: device slot s * tp + t is rank t of stage s), *stage_ns gets
+// the time each stage holds the pass: from its first compute supertask's start to the next
+// stage's (the hand-off to the next stage counts to the sender), the last to the makespan.
+run::DeviceRun pass_on_system(const ir::System& sys, const config::SystemConfig& cfg, const run::DeviceRunOptions& dro, int tp = 1,
+                              int stages = 1, std::vector<double>* stage_ns = nullptr) {
   run::Workload w;
   w.system = &sys;
   run::RunOptions ro;
@@ -97,6 +109,21 @@ run::DeviceRun pass_on_system(const ir::System& sys, const config::SystemConfig&
   r.ns = sr.sim.makespan_ns;
   r.by_class_ns["compute"] = sr.sim.devices.front().busy_ns;
   r.by_class_ns["communication"] = sr.sim.devices.front().comm_ns;
+  if (stage_ns && stages > 1) {
+    std::vector<double> first(static_cast<size_t>(stages), r.ns);
+    for (size_t i = 0; i < sys.supertasks.size(); ++i) {
+      const ir::SuperTask& st = sys.supertasks[i];
+      if (st.kind != ir::SuperTaskKind::Compute || st.device_index < 0) continue;
+      const size_t s = static_cast<size_t>(std::min(st.device_index / tp, stages - 1));
+      first[s] = std::min(first[s], sr.sim.tasks[i].start_ns);
+    }
+    first[0] = 0;
+    stage_ns->clear();
+    for (int s = 0; s < stages; ++s) {
+      const double end = s + 1 < stages ? first[static_cast<size_t>(s) + 1] : r.ns;
+      stage_ns->push_back(std::max(0.0, end - first[static_cast<size_t>(s)]));
+    }
+  }
   return r;
 }
 
@@ -122,7 +149,10 @@ void simulate_passes(const LlmCliOptions& o, const Setup& su, std::vector<Pass>&
         while (passes[i].batch % mb != 0) --mb;
         const std::string text = frontends::zoo::make_parallel_pipeline(z, o.tp, o.pp, mb).dump();
         const ir::System sys = frontends::pipeline::read_pipeline_text(text, o.model + " tp" + std::to_string(o.tp) + " pp" + std::to_string(o.pp), ".");
-        return pass_on_system(sys, *su.sys_cfg, ro).to_text();
+        std::vector<double> stages;
+        std::string out = pass_on_system(sys, *su.sys_cfg, ro, o.tp, mb == 1 ? o.pp : 1, &stages).to_text() + "\n";
+        for (double ns : stages) out += " " + fmt("%.6f", ns);
+        return out;
       },
       [&](const run::TaskOutcome& out) {
         if (!out.ok) {
@@ -131,7 +161,12 @@ void simulate_passes(const LlmCliOptions& o, const Setup& su, std::vector<Pass>&
                       std::to_string(passes[out.index].kv_len) + ": " + out.payload;
           return;
         }
-        passes[out.index].run = run::DeviceRun::from_text(out.payload);
+        const size_t nl = out.payload.find('\n');
+        passes[out.index].run = run::DeviceRun::from_text(out.payload.substr(0, nl));
+        if (nl != std::string::npos) {
+          std::istringstream in(out.payload.substr(nl + 1));
+          for (double ns; in >> ns;) passes[out.index].stage_ns.push_back(ns);
+        }
       });
   if (!failure.empty()) throw InputError("sim llm", o.model, "simulating the " + failure);
 }
@@ -164,12 +199,6 @@ nlohmann::ordered_json totals_json(const llm::Metrics& m, const Setup& su) {
 
 int run_continuous(const LlmCliOptions& o, const Setup& su);
 int run_pipelines(const LlmCliOptions& o);
-
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
 
 int run_llm_cmd(const LlmCliOptions& o) {
   if (!o.prefill_pipeline.empty() || !o.decode_pipeline.empty()) return run_pipelines(o);
@@ -206,7 +235,8 @@ int run_llm_cmd(const LlmCliOptions& o) {
   su.cap_key = su.gpu ? "gpu.hbm.capacity_gib" : "memory.dram.capacity_gib";
   su.capacity = su.hw.get_double(su.cap_key) * (1 << 30);
   if (o.arrival_rate > 0 || !o.trace.empty()) return run_continuous(o, su);
-  for (const auto& [given, flag] : {std::make_pair(o.chunked_prefill, "--chunked-prefill"), std::make_pair(o.preempt, "--preempt")})
+  for (const auto& [given, flag] : {std::make_pair(o.chunked_prefill, "--chunked-prefill"), std::make_pair(o.preempt, "--preempt"),
+                                    std::make_pair(o.virtual_engines > 0, "--virtual-engines")})
     if (given) throw InputError("sim llm", flag, "applies to continuous batching (--arrival-rate or --trace)");
   const auto& hw = su.hw;
   const auto& sys_cfg = su.sys_cfg;
@@ -227,15 +257,15 @@ int run_llm_cmd(const LlmCliOptions& o) {
 
   // ---- the passes to simulate ----
   std::vector<Pass> passes;
-  passes.push_back({"prefill", 0, o.input, {}, plan.per_wave});
+  passes.push_back({"prefill", 0, o.input, {}, plan.per_wave, {}});
   std::vector<int64_t> kv;
   if (o.output >= 2) kv = llm::bucket_points(o.input, o.input + o.output - 2, o.buckets);
-  for (int64_t k : kv) passes.push_back({"decode", k, 1, {}, plan.per_wave});
+  for (int64_t k : kv) passes.push_back({"decode", k, 1, {}, plan.per_wave, {}});
   // The interpolation's check: the middle of the widest gap between simulated points.
   int64_t check = -1, widest = 1;
   for (size_t i = 1; i < kv.size(); ++i)
     if (kv[i] - kv[i - 1] > widest) widest = kv[i] - kv[i - 1], check = (kv[i] + kv[i - 1]) / 2;
-  if (check >= 0) passes.push_back({"check", check, 1, {}, plan.per_wave});
+  if (check >= 0) passes.push_back({"check", check, 1, {}, plan.per_wave, {}});
 
   simulate_passes(o, su, passes);
 
@@ -365,12 +395,20 @@ int run_continuous(const LlmCliOptions& o, const Setup& su) {
   so.max_seqs = o.max_seqs;
   so.chunked_prefill = o.chunked_prefill;
   so.on_demand_blocks = o.preempt;
+  // vLLM's pipeline parallelism: as many schedulers as stages, their steps in the stages at once.
+  so.virtual_engines = o.virtual_engines > 0 ? o.virtual_engines : o.pp > 1 && o.microbatches == 1 ? o.pp : 1;
+  if (so.virtual_engines > 1 && o.pp == 1)
+    throw InputError("sim llm", "--virtual-engines", "applies to pipelines on a system (--pp > 1)");
+  if (so.virtual_engines > 1 && o.microbatches > 1)
+    throw InputError("sim llm", "--virtual-engines", "virtual engines pipeline whole steps: give --microbatches 1 (or --virtual-engines 1)");
   so.kv_bytes_per_token = su.mem.kv_bytes_per_token;
   so.kv_capacity_bytes = su.capacity - su.mem.weight_bytes - static_cast<double>(o.max_batch_tokens) * su.mem.activation_bytes_per_token;
   const double per_longest = static_cast<double>((longest + so.block_tokens - 1) / so.block_tokens * so.block_tokens) * so.kv_bytes_per_token;
-  if (so.kv_capacity_bytes < per_longest)
+  const double per_engine = so.kv_capacity_bytes / so.virtual_engines;  // each virtual engine's share of the cache
+  if (per_engine < per_longest)
     throw InputError(su.hw.source(), su.cap_key, "the longest request's KV cache does not fit beside the weights (" +
-                                                     fmt("%.2f", su.mem.weight_bytes / (1 << 30)) + " GiB) and a prefill step's activations");
+                                                     fmt("%.2f", su.mem.weight_bytes / (1 << 30)) + " GiB) and a prefill step's activations" +
+                                                     (so.virtual_engines > 1 ? " in 1/" + std::to_string(so.virtual_engines) + " of the cache (one virtual engine's)" : ""));
   // The step-time surface: decode steps at batch sizes 1, 2, 4 ... up to what can run at once,
   // each at the shortest and longest KV length (linear between); prefills of k prompts of the
   // median input, up to a step's token budget (linear in tokens between).
@@ -380,7 +418,7 @@ int run_continuous(const LlmCliOptions& o, const Setup& su) {
   for (const llm::Request& q : reqs) shortest = std::min(shortest, q.input + 1);
   const double per_running = o.preempt ? static_cast<double>((shortest + so.block_tokens - 1) / so.block_tokens * so.block_tokens) * so.kv_bytes_per_token
                                        : per_longest;
-  const int bmax = static_cast<int>(std::min<double>(o.max_seqs, std::floor(so.kv_capacity_bytes / per_running)));
+  const int bmax = static_cast<int>(std::min<double>(o.max_seqs, std::floor(per_engine / per_running)));
   std::vector<int64_t> ins;
   for (const auto& q : reqs) ins.push_back(q.input);
   std::nth_element(ins.begin(), ins.begin() + static_cast<long>(ins.size() / 2), ins.end());
@@ -389,9 +427,9 @@ int run_continuous(const LlmCliOptions& o, const Setup& su) {
   std::vector<Pass> passes;
   const std::vector<int> bgrid = doubling(std::max(1, bmax)), kgrid = doubling(kmax);
   const int64_t kv_lo = in_lo, kv_top = std::max(kv_hi, kv_lo + 1);
-  for (int k : kgrid) passes.push_back({"prefill", 0, l_ref, {}, k});
+  for (int k : kgrid) passes.push_back({"prefill", 0, l_ref, {}, k, {}});
   for (int b : bgrid)
-    for (int64_t kv : {kv_lo, kv_top}) passes.push_back({"decode", kv, 1, {}, b});
+    for (int64_t kv : {kv_lo, kv_top}) passes.push_back({"decode", kv, 1, {}, b, {}});
   simulate_passes(o, su, passes);
 
   std::vector<double> ptok, pns;  // prefill: tokens -> ns
@@ -424,6 +462,19 @@ int run_continuous(const LlmCliOptions& o, const Setup& su) {
     if (decodes == 0) return prefill(prompt, 1);
     return prefill(prompt + decodes, 1) + std::max(0.0, decode(decodes, kv_mean) - decode(decodes, static_cast<double>(kv_lo)));
   };
+  // Each stage's share of a step's time, averaged over the simulated passes of its kind.
+  auto shares = [&](bool prompt) {
+    std::vector<double> sum(static_cast<size_t>(o.pp), 0.0);
+    int n = 0;
+    for (const Pass& p : passes)
+      if ((p.phase == "prefill") == prompt && p.stage_ns.size() == sum.size() && p.run.ns > 0) {
+        for (size_t s = 0; s < sum.size(); ++s) sum[s] += p.stage_ns[s] / p.run.ns;
+        ++n;
+      }
+    for (double& x : sum) x = n > 0 ? x / n : 1.0 / static_cast<double>(sum.size());
+    return sum;
+  };
+  if (so.virtual_engines > 1) cost.prompt_stage_shares = shares(true), cost.decode_stage_shares = shares(false);
   const llm::ContinuousResult res = llm::serve_continuous(reqs, so, cost);
   const llm::Metrics m = llm::continuous_metrics(res);
 
@@ -445,7 +496,9 @@ int run_continuous(const LlmCliOptions& o, const Setup& su) {
   j["scheduler"] = {{"policy", policy},
                     {"max_batch_tokens", o.max_batch_tokens}, {"max_seqs", o.max_seqs},
                     {"prefill_steps", res.prefill_steps}, {"decode_steps", res.decode_steps}, {"mixed_steps", res.mixed_steps},
-                    {"peak_running", res.peak_running}, {"preemptions", res.preemptions}};
+                    {"peak_running", res.peak_running}, {"preemptions", res.preemptions}, {"virtual_engines", so.virtual_engines}};
+  if (so.virtual_engines > 1)
+    j["scheduler"]["stage_shares"] = {{"prefill", cost.prompt_stage_shares}, {"decode", cost.decode_stage_shares}};
   nlohmann::ordered_json steps = nlohmann::ordered_json::array();
   for (const Pass& p : passes) steps.push_back(step_json(p, su.on_system));
   j["steps"] = steps;
@@ -483,6 +536,12 @@ int run_continuous(const LlmCliOptions& o, const Setup& su) {
                 ir::dtype_name(su.dt));
     std::printf("KV cache: %.2f GiB beside %.2f GiB of weights; peak %.2f GiB, %d requests running at most\n", so.kv_capacity_bytes / gib,
                 su.mem.weight_bytes / gib, res.peak_kv_bytes / gib, res.peak_running);
+    if (so.virtual_engines > 1) {
+      std::printf("%d virtual engines (vLLM's pipeline parallelism), their steps through %d stages at once; stage shares of a decode step:",
+                  so.virtual_engines, o.pp);
+      for (double x : cost.decode_stage_shares) std::printf(" %.3f", x);
+      std::printf("\n");
+    }
     std::printf("steps simulated: %zu (prefills of 1..%d prompts of %lld tokens; decodes at batch 1..%d, KV %lld and %lld); "
                 "%d prefill and %d decode steps served%s\n",
                 passes.size(), kmax, static_cast<long long>(l_ref), bgrid.back(), static_cast<long long>(kv_lo), static_cast<long long>(kv_top),
@@ -500,7 +559,8 @@ int run_continuous(const LlmCliOptions& o, const Setup& su) {
 // pipeline on a system, each simulated once; every decode step is taken to cost the decode
 // pipeline's time (its file fixes one KV length), the batch is the pipelines' own.
 int run_pipelines(const LlmCliOptions& o) {
-  for (const auto& [given, flag] : {std::make_pair(o.chunked_prefill, "--chunked-prefill"), std::make_pair(o.preempt, "--preempt")})
+  for (const auto& [given, flag] : {std::make_pair(o.chunked_prefill, "--chunked-prefill"), std::make_pair(o.preempt, "--preempt"),
+                                    std::make_pair(o.virtual_engines > 0, "--virtual-engines")})
     if (given) throw InputError("sim llm", flag, "applies to continuous batching of a zoo model (--arrival-rate or --trace)");
   if (o.prefill_pipeline.empty() || o.decode_pipeline.empty())
     throw InputError("sim llm", o.prefill_pipeline.empty() ? "--prefill" : "--decode", "give both --prefill and --decode pipeline files");
@@ -547,7 +607,7 @@ int run_pipelines(const LlmCliOptions& o) {
   j["memory"] = {{"checked", false}};  // the files name no model to size
   nlohmann::ordered_json steps = nlohmann::ordered_json::array();
   for (size_t i = 0; i < 2; ++i) {
-    Pass p{i == 0 ? "prefill" : "decode", 0, 1, runs[i], o.batch};
+    Pass p{i == 0 ? "prefill" : "decode", 0, 1, runs[i], o.batch, {}};
     steps.push_back(step_json(p, true));
     steps.back().erase("tokens");
     steps.back().erase("kv_len");
@@ -582,6 +642,7 @@ void apply_serving_option(LlmCliOptions& o, const std::string& k, const std::str
   else if (k == "chunked_prefill") o.chunked_prefill = v == "true";
   else if (k == "preempt") o.preempt = v == "true";
   else if (k == "microbatches") o.microbatches = static_cast<int>(i());
+  else if (k == "virtual_engines") o.virtual_engines = static_cast<int>(i());
   else throw InternalError("apply_serving_option: " + k);
 }
 
@@ -639,6 +700,10 @@ std::function<int()> add_llm_command(CLI::App& app) {
   cmd->add_flag("--preempt", o->preempt,
                 "continuous batching: KV blocks taken as tokens come, the newest request preempted and recomputed when "
                 "they run out (vLLM); default: each request reserves its whole life's blocks when admitted");
+  cmd->add_option("--virtual-engines", o->virtual_engines,
+                  "continuous batching on a system with --pp: schedulers, each with its share of the KV cache, whose steps "
+                  "flow through the stages at once (vLLM's virtual engines; default: --pp, 1 with --microbatches)")
+      ->check(CLI::Range(1, 4096));
   cmd->add_option("--report", o->report, "write the report as JSON");
   cmd->add_option("--plot", o->plot, "draw tokens/s, latency and the KV cache over time into this PNG (needs python3-matplotlib)");
   cmd->add_flag("-q,--quiet", o->quiet, "no table on stdout");

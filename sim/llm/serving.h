@@ -77,6 +77,10 @@ struct StepCost {
   // Chunked prefill: one step of `prompt_tokens` prompt tokens (chunks of one or more prompts)
   // beside `decodes` requests decoding one token each, their KV lengths averaging kv_mean.
   std::function<double(int64_t prompt_tokens, int decodes, double kv_mean)> mixed_ns;
+  // With virtual engines (SchedulerOptions::virtual_engines > 1): the pipeline stages a step
+  // passes through, as shares of its time (summing to 1), for steps holding prompt tokens and
+  // for decode-only steps. Empty: one stage.
+  std::vector<double> prompt_stage_shares, decode_stage_shares;
 };
 struct SchedulerOptions {
   int64_t max_batch_tokens = 8192;  // prompt tokens one prefill step may take (vLLM's max_num_batched_tokens)
@@ -94,6 +98,12 @@ struct SchedulerOptions {
   // chunked_prefill, a chunk is as long as the free blocks allow; when prompts in progress hold
   // every block and nothing can run, the newest is preempted.
   bool on_demand_blocks = false;
+  // vLLM's pipeline parallelism (docs/llm.md#virtual-engines): this many schedulers, each with
+  // 1/V of the KV cache and the requests given to it on arrival (to the one with the fewest
+  // unfinished), whose steps flow through the stages of StepCost::*_stage_shares at once; an
+  // engine plans its next step when its last one has left the last stage. 1: one scheduler,
+  // a step at a time.
+  int virtual_engines = 1;
 };
 struct RequestResult {
   double arrival_ns = 0, first_token_ns = 0, finish_ns = 0;
@@ -109,13 +119,14 @@ struct ContinuousResult {
   double peak_kv_bytes = 0;
   int peak_running = 0;
 };
-// vLLM's scheduler without preemption: whenever requests wait and their blocks fit, a prefill
-// step takes them in arrival order (up to max_batch_tokens prompt tokens and max_seqs running);
-// otherwise every running request decodes one token. With chunked_prefill, each step first
-// decodes every running request, then spends what is left of max_batch_tokens on prompt chunks:
-// the prompt already begun, then new requests in arrival order; a request's first token comes
-// with the step that ends its prompt. A request reserves its whole life's blocks when admitted
-// and frees them when its last token is out. InputError when a request can never fit.
+// vLLM's scheduler (sim/llm/scheduler.cpp). Without preemption: whenever requests wait and
+// their blocks fit, a prefill step takes them in arrival order (up to max_batch_tokens prompt
+// tokens and max_seqs running); otherwise every running request decodes one token. With
+// chunked_prefill, each step first decodes every running request, then spends what is left of
+// max_batch_tokens on prompt chunks: the prompt already begun, then new requests in arrival
+// order; a request's first token comes with the step that ends its prompt. A request reserves
+// its whole life's blocks when admitted and frees them when its last token is out; with
+// on_demand_blocks as vLLM's block manager does. InputError when a request can never fit.
 ContinuousResult serve_continuous(const std::vector<Request>& requests, const SchedulerOptions& opt, const StepCost& cost);
 Metrics continuous_metrics(const ContinuousResult& r);
 

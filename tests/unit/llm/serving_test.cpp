@@ -152,6 +152,40 @@ TEST(LlmContinuous, AFullKvCacheHoldsRequestsBack) {
   EXPECT_DOUBLE_EQ(r.peak_kv_bytes, 16);
 }
 
+// vLLM's virtual engines, by hand (docs/llm.md#virtual-engines): two schedulers over two stages
+// that each take half of a step (prefill 1 ms a request, decode 0.5 ms). A and B (10 in, 3 out)
+// arrive at 0: A to engine 0, B to engine 1 (fewer unfinished).
+//   e0 prefills A: stage 0 0-0.5, stage 1 0.5-1        -> A's first token at 1
+//   e1 prefills B: stage 0 0.5-1 (after A), stage 1 1-1.5 -> B's first token at 1.5
+//   e0 decodes A: stage 0 1-1.25, stage 1 1.5-1.75 (after B); again 1.75-2, 2-2.25: done at 2.25
+//   e1 decodes B: 1.5-1.75, 1.75-2; again 2-2.25, 2.25-2.5: done at 2.5
+// One engine, a step at a time: both prefill 0-2 and decode to 3.
+TEST(LlmContinuous, VirtualEnginesPipelineStepsThroughTheStagesByHand) {
+  SchedulerOptions o;
+  o.kv_capacity_bytes = 1e12, o.kv_bytes_per_token = 1;
+  o.virtual_engines = 2;
+  StepCost c = fixed_costs();
+  c.prompt_stage_shares = c.decode_stage_shares = {0.5, 0.5};
+  const std::vector<Request> reqs{{0, 10, 3}, {0, 10, 3}};
+  const ContinuousResult r = serve_continuous(reqs, o, c);
+  EXPECT_DOUBLE_EQ(r.requests[0].first_token_ns, 1e6);
+  EXPECT_DOUBLE_EQ(r.requests[1].first_token_ns, 1.5e6);
+  EXPECT_DOUBLE_EQ(r.requests[0].finish_ns, 2.25e6);
+  EXPECT_DOUBLE_EQ(r.requests[1].finish_ns, 2.5e6);
+  EXPECT_EQ(r.prefill_steps, 2);
+  EXPECT_EQ(r.decode_steps, 4);
+  EXPECT_EQ(r.peak_running, 2);
+  o.virtual_engines = 1;  // the shares do not matter to one engine
+  const ContinuousResult one = serve_continuous(reqs, o, c);
+  EXPECT_DOUBLE_EQ(one.requests[0].first_token_ns, 2e6);
+  EXPECT_DOUBLE_EQ(one.requests[1].finish_ns, 3e6);
+  // Each engine has half the cache: a request that fits the whole cache but not half is refused.
+  o.kv_capacity_bytes = 26, o.virtual_engines = 1;  // 10 + 3 tokens take one block of 16
+  EXPECT_NO_THROW(serve_continuous(reqs, o, c));
+  o.virtual_engines = 2;
+  EXPECT_THROW(serve_continuous(reqs, o, c), npusim::InputError);
+}
+
 // vLLM's on-demand blocks with recompute preemption, by hand: blocks of 4 tokens, room for 3.
 // A and B (4 prompt tokens, 6 output tokens each) arrive at 0; whole-life reservation would run
 // them one after the other (10 tokens = 3 blocks each).
