@@ -53,6 +53,13 @@ class Engine {
   bool has_waiting(size_t k = 0) const { return next_ + k < queue_.size(); }
   size_t waiting(size_t k = 0) const { return queue_[next_ + k]; }
   void finished(size_t id, double t) { res_.requests[id].finish_ns = t, ++done_; }
+  // A decode step of every running request, at their mean KV length.
+  template <class Running>
+  Planned decode_step(const std::vector<Running>& running) const {
+    double kv = 0;
+    for (const Running& r : running) kv += static_cast<double>(r.kv);
+    return {cost_.decode_ns(static_cast<int>(running.size()), kv / static_cast<double>(running.size())), false};
+  }
 
   const std::vector<Request>& reqs_;
   const SchedulerOptions& opt_;
@@ -88,9 +95,7 @@ class PrefillFirst : public Engine {
     }
     if (!admit_.empty()) return {cost_.prefill_ns(tokens, static_cast<int>(admit_.size())), true};
     if (running_.empty()) return {};
-    double kv = 0;
-    for (const Running& r : running_) kv += static_cast<double>(r.kv);
-    return {cost_.decode_ns(static_cast<int>(running_.size()), kv / static_cast<double>(running_.size())), false};
+    return decode_step(running_);
   }
   void finish(double t) override {
     if (!admit_.empty()) {
@@ -284,9 +289,7 @@ class OnDemand : public Engine {
       ++res_.preemptions;
     }
     std::sort(preempted_.begin(), preempted_.end());  // resumed in arrival order
-    double kv = 0;
-    for (const Running& r : running_) kv += static_cast<double>(r.kv);
-    return {cost_.decode_ns(static_cast<int>(running_.size()), kv / static_cast<double>(running_.size())), false};
+    return decode_step(running_);
   }
   void finish(double t) override {
     if (!admit_.empty()) {
