@@ -2,6 +2,7 @@
 #include "sim/run/device_run.h"
 
 #include <cstdio>
+#include <optional>
 #include <sstream>
 
 #include "sim/report/gpu_library_report.h"
@@ -10,6 +11,28 @@
 #include "sim/run/run.h"
 
 namespace npusim::run {
+
+namespace {
+
+// An NPU layer under the GPU library's kernel class names, so that a pass's breakdown reads the
+// same on both devices: GEMMs, attention (batched matmuls and softmax: a transformer's Q.K^T,
+// softmax and P.V), row-wise norms, gathers, layout copies, element-wise ops, host (cpu) layers.
+const char* npu_layer_class(const report::LayerRow& l) {
+  if (l.device != "npu") return "host";
+  const std::optional<ir::OpKind> k = ir::parse_op(l.op);
+  if (!k) return "elementwise";
+  switch (*k) {
+    case ir::OpKind::MatMul: case ir::OpKind::Dense: case ir::OpKind::Conv2d: return "gemm";
+    case ir::OpKind::BatchMatMul: case ir::OpKind::Softmax: return "attention";
+    case ir::OpKind::LayerNorm: case ir::OpKind::RmsNorm: return "rowwise";
+    case ir::OpKind::Gather: return "gather";
+    case ir::OpKind::Reshape: case ir::OpKind::Transpose: case ir::OpKind::Concat: case ir::OpKind::Split:
+    case ir::OpKind::Slice: case ir::OpKind::Pad: return "copy";
+    default: return "elementwise";
+  }
+}
+
+}  // namespace
 
 std::string DeviceRun::to_text() const {
   char b[128];
@@ -61,6 +84,7 @@ DeviceRun simulate_on_device(const ir::Graph& g, const config::HwConfig& hw, con
   r.ns = (rep.npu_cycles + rep.host_cycles) / params.clock_mhz * 1000.0;
   r.memory_bytes = static_cast<double>(rep.dram_read_bytes + rep.dram_write_bytes);
   r.memory_rate = params.dram.bytes_per_cycle * params.clock_mhz / 1000.0;
+  for (const report::LayerRow& l : rep.layers) r.by_class_ns[npu_layer_class(l)] += l.time_us * 1000.0;
   return r;
 }
 

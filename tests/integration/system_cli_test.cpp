@@ -281,6 +281,16 @@ TEST(LlmCli, ServesAStaticBatchOnAGpuAndAnNpu) {
     EXPECT_EQ(j["steps"][1]["kv_len"], 64);
     EXPECT_GE(j["steps"][4]["time_us"].get<double>(), j["steps"][1]["time_us"].get<double>());
     EXPECT_LT(std::abs(j["interpolation"]["error_pct"].get<double>()), 5.0);
+    // Each step's breakdown by class (GEMMs, attention, ...) sums to its time; on the GPU the
+    // kernels' time, which launch gaps come between.
+    for (const auto& step : j["steps"]) {
+      double sum = 0;
+      for (const auto& [k, v] : step["kernel_us_by_class"].items()) sum += v.get<double>();
+      EXPECT_GT(step["kernel_us_by_class"]["gemm_us"].get<double>(), 0) << hw;
+      EXPECT_GT(step["kernel_us_by_class"]["attention_us"].get<double>(), 0) << hw;
+      if (std::string(hw) == "npu") EXPECT_NEAR(sum, step["time_us"].get<double>(), 1e-6 * sum) << hw;
+      else EXPECT_LE(sum, step["time_us"].get<double>() * (1 + 1e-9)) << hw;
+    }
   }
   // 0.45 GiB: 0.1 GiB beside GPT-2's weights, where 2 requests of 992 tokens fit at once: waves.
   auto r = run_sim("llm gpt2 --hw gpu_h100 --set gpu.hbm.capacity_gib=0.45 --batch 4 --input 990 --output 2 -q --report '" + d + "/w.json'");
