@@ -51,6 +51,9 @@ def hw_yaml():
     put("hw_yaml", "with_set.yaml", "name: fuzz\nnpu:\n  l2:\n    size_kib: 1024\n#--set\n"
         "npu.pe_array.rows=8\nmemory.dram.bandwidth_gbps=0.5\n")
     put("hw_yaml", "gpu.yaml", "name: g\ndevice: gpu\nclock_mhz: 1500\n")
+    put("hw_yaml", "multicore.yaml", "name: chip\nnpu:\n  cores: 4\n  noc:\n    topology: mesh\n    link_gbps: 64\n"
+        "    hop_latency_ns: 2\n    mesh_cols: 2\n    injection_ports: 2\nmapping:\n  multicore: channels\n#--set\n"
+        "npu.cores=8\nnpu.noc.topology=crossbar\nmapping.multicore=rows\n")
     put("hw_yaml", "system.yaml", "name: sys\nsystem:\n  devices:\n    - npu\n    - {config: npu, count: 2}\n"
         "  link:\n    topology: ring\n    bandwidth_gbps: 50\n    latency_us: 1\n"
         "  collectives:\n    all_reduce: tree\n")

@@ -23,6 +23,8 @@ struct JobRecord {
   int64_t l2_bytes = 0;          // bytes it moved through the L2 port
   int64_t port_wait_cycles = 0;  // cycles beyond its own latency spent waiting for the L2 port
   int64_t dram_wait_cycles = 0;  // cycles beyond its channel's own rate spent waiting for DRAM
+  int64_t noc_bytes = 0;         // multi-core chips: bytes it moved over the NoC
+  int64_t noc_wait_cycles = 0;   // cycles beyond its other limits spent on the NoC
 };
 
 class Scoreboard {

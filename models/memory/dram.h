@@ -43,6 +43,11 @@ class Dram : public sc_core::sc_module {
     return bytes;
   }
   const DramStats& stats() const { return m_stats; }
+  std::vector<double> channel_busy_cycles() const {  // each channel's bus, for the balance between them
+    std::vector<double> r;
+    for (const auto& c : m_channels) r.push_back(c.busy_cycles());
+    return r;
+  }
 
  private:
   DramParams m_params;

@@ -190,6 +190,10 @@ void HwConfig::assign(const std::string& path, const std::string& text, const st
   m_origin[path] = {file, where};
 }
 
+bool is_multicore_key(const std::string& path) {
+  return path == "npu.cores" || path.rfind("npu.noc.", 0) == 0 || path == "mapping.multicore";
+}
+
 bool param_applies(const std::string& path, const std::string& device) {
   if (path == "name" || path == "clock_mhz" || path == "device") return true;
   return (path.rfind("gpu.", 0) == 0) == (device == "gpu");
@@ -255,8 +259,11 @@ bool HwConfig::get_bool(const std::string& path) const {
 std::vector<std::pair<std::string, std::string>> HwConfig::resolved() const {
   std::vector<std::pair<std::string, std::string>> r;
   const std::string device = get_string("device");
+  // A one-core NPU lists no multi-core key, so its reports and sweep fingerprints are those of
+  // the chips before cores existed (docs/multicore.md).
+  const bool one_core = device != "gpu" && get_int("npu.cores") == 1;
   for (const auto& p : schema())
-    if (param_applies(p.path, device)) r.emplace_back(p.path, m_values.at(p.path));
+    if (param_applies(p.path, device) && !(one_core && is_multicore_key(p.path))) r.emplace_back(p.path, m_values.at(p.path));
   return r;
 }
 
@@ -266,6 +273,7 @@ const std::vector<KeyOrder>& key_orders() {
       {"gpu.smem_per_block_kib", "gpu.smem_per_sm_kib", "a thread block's shared memory is part of its SM's"},
       {"gpu.l2.latency_ns", "gpu.hbm.latency_ns", "an L2 hit cannot take longer than a miss to HBM"},
       {"npu.pe_array.pe_groups", "npu.pe_array.cols", "the PE columns form the groups"},
+      {"npu.noc.mesh_cols", "npu.cores", "a mesh row holds at most every core (0: square)"},
   };
   return rules;
 }

@@ -85,7 +85,7 @@ class HwConfig {
 
   const std::string& source() const { return m_source; }
   // path -> value text, every schema key of this config's device, in schema order (for
-  // reports: "restate the specs").
+  // reports: "restate the specs"); a one-core NPU leaves out the multi-core keys.
   std::vector<std::pair<std::string, std::string>> resolved() const;
 
   // Derived: clock period and rates used by several units.
@@ -104,6 +104,8 @@ class HwConfig {
 // NPU and GPU descriptions are separate roots: a `device: gpu` config uses the gpu.* keys, a
 // `device: npu` config everything else; name, clock_mhz and device belong to both.
 bool param_applies(const std::string& path, const std::string& device);
+// npu.cores, npu.noc.* and mapping.multicore: what a one-core NPU's reports do not list.
+bool is_multicore_key(const std::string& path);
 
 // Markdown table of the schema (docs/config.md is generated from it).
 std::string schema_markdown();

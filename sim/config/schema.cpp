@@ -5,6 +5,7 @@
 #include "sim/config/hw_config.h"
 
 #include "models/gpu/gpu_timing.h"
+#include "models/interconnect/noc.h"
 #include "models/memory/dram_timing.h"
 #include "models/npu/buffer_params.h"
 #include "models/npu/dma_timing.h"
@@ -35,6 +36,7 @@ const std::vector<const std::vector<ParamDecl>*>& unit_param_lists() {
       &models::VpParams::params(),
       &models::BufferParams::params(),
       &models::DmaParams::params(),
+      &models::NocParams::params(),
       &mapping::MapperParams::params(),
       &models::DramParams::params(),
       &mapping::HostParams::params(),

@@ -23,6 +23,7 @@ const char* unit_name(Unit u) {
     case Unit::PeArray: return "pe_array";
     case Unit::Vector: return "vector";
     case Unit::Host: return "host";
+    case Unit::Sync: return "sync";
   }
   return "?";
 }
@@ -45,7 +46,8 @@ HostParams HostParams::read(const config::HwConfig& c) {
   return p;
 }
 
-MapperParams MapperParams::read(const config::HwConfig& c, const models::BufferParams& buffers, const HostParams& host) {
+MapperParams MapperParams::read(const config::HwConfig& c, const models::BufferParams& buffers, const HostParams& host,
+                                int cores) {
   MapperParams p;
   p.l2_bytes = buffers.l2_bytes;
   p.l2_weight_bytes = static_cast<int64_t>(p.l2_bytes * buffers.l2_weight_share);
@@ -58,6 +60,11 @@ MapperParams MapperParams::read(const config::HwConfig& c, const models::BufferP
   p.batch_groups_per_stage = c.get_bool("mapping.batch_groups_per_stage");
   p.batch_group_fill = c.get_double("mapping.batch_group_fill");
   p.activation_prefetch_layers = static_cast<int>(c.get_int("mapping.activation_prefetch_layers"));
+  p.cores = cores;
+  const std::string split = c.get_string("mapping.multicore");
+  p.multicore = split == "rows" ? MapperParams::Multicore::Rows
+                : split == "channels" ? MapperParams::Multicore::Channels : MapperParams::Multicore::Auto;
+  if (p.cores > 1) p.l2_act_bytes *= p.cores;  // a layer's tiles spread over every core's L2
   p.host_cycles_per_byte = host.cycles_per_byte;
   p.host_op_cycles = host.op_cycles;
   return p;
@@ -201,6 +208,7 @@ class Mapper {
         }
       }
       const TensorState& last_group = m_tensors.at(group_name(l.name, groups - 1));
+      t.where = last_group.where;
       t.in_l2 = keep_outputs && outside > 0 && all_in_l2;
       t.in_dram = !t.in_l2;
       t.last_cmd = last_group.last_cmd;
@@ -215,6 +223,15 @@ class Mapper {
   }
 
  private:
+  // How a layer's work is spread over the cores (docs/multicore.md#mapping): one core (`home`),
+  // contiguous blocks of output rows (tile t on core t x cores / tiles), or output-channel
+  // chunks (chunk k on core k mod cores).
+  enum class SplitKind { One, Rows, Channels };
+  struct Split {
+    SplitKind kind = SplitKind::One;
+    int cores = 1;
+    int home = 0;
+  };
   struct TensorState {
     bool in_l2 = false;
     bool in_dram = false;
@@ -222,6 +239,7 @@ class Mapper {
     int remaining_consumers = 0;
     int last_cmd = -1;   // command after which the tensor is complete (in L2 or in DRAM)
     int store_cmd = -1;  // last store to DRAM, if any
+    Split where;         // multi-core: which cores' L2 hold it
   };
 
   void count_consumers() {
@@ -324,6 +342,79 @@ class Mapper {
   };
   int64_t act_capacity() const { return m_inst.act_bytes > 0 ? m_inst.act_bytes : m_p.l2_act_bytes; }
 
+  // Multi-core chips (docs/multicore.md#mapping). A PE layer is split over its output rows
+  // (every core loads the whole weights: (cores - 1) x weight bytes more) or its output
+  // channels (every core reads the whole input: (cores - 1) x input bytes more); `auto` takes
+  // the one that moves fewer bytes, rows on a tie. Vector-processor layers split their rows.
+  Split choose_split(const Layer& l, const LayerPlan& plan, const RowTiling& tiling) const {
+    if (m_p.cores <= 1) return {};
+    const int64_t rows = tiling.total_rows > 0 ? tiling.total_rows : row_count(l);
+    const int by_rows = static_cast<int>(std::min<int64_t>(m_p.cores, rows));
+    if (!ir::runs_on_pe_array(l.op)) return by_rows > 1 ? Split{SplitKind::Rows, by_rows, 0} : Split{};
+    const int64_t k_total = l.input_shapes.size() > 1 && !l.input_shapes[1].empty() ? l.input_shapes[1][0] : 1;
+    const int by_channels = l.groups > 1 ? 1 : static_cast<int>(std::min<int64_t>(m_p.cores, k_total));
+    const double rows_cost = static_cast<double>(by_rows - 1) * static_cast<double>(plan.weight_bytes);
+    const double channels_cost = static_cast<double>(by_channels - 1) * static_cast<double>(plan.in_bytes);
+    bool channels = by_channels > 1 && (by_rows <= 1 || m_p.multicore == MapperParams::Multicore::Channels ||
+                                        (m_p.multicore == MapperParams::Multicore::Auto && channels_cost < rows_cost));
+    if (m_p.multicore == MapperParams::Multicore::Rows && by_rows > 1) channels = false;
+    if (channels) return {SplitKind::Channels, by_channels, 0};
+    return by_rows > 1 ? Split{SplitKind::Rows, by_rows, 0} : Split{};
+  }
+  // Rows split: at least one row tile per core (smaller tiles stream less, so they still fit).
+  void spread_rows(RowTiling& t, const Layer& l) {
+    if (t.tiles >= m_split.cores) return;
+    const int64_t rows = t.total_rows > 0 ? t.total_rows : row_count(l);
+    t.out_rows_per_tile = ceil_div(rows, m_split.cores);
+    t.tiles = ceil_div(rows, t.out_rows_per_tile);
+    m_split.cores = static_cast<int>(std::min<int64_t>(m_split.cores, t.tiles));
+  }
+  // The core that runs row tile t of `tiles` (of output-channel chunk kc).
+  int core_of(int64_t kc, int64_t t, int64_t tiles) const {
+    switch (m_split.kind) {
+      case SplitKind::Rows: return static_cast<int>(t * m_split.cores / std::max<int64_t>(1, tiles));
+      case SplitKind::Channels: return static_cast<int>(kc % m_split.cores);
+      default: return m_split.home;
+    }
+  }
+  // The share of an on-chip input that core `core` reads from other cores' L2: none when both
+  // layers split the same rows the same way (contiguous blocks line up; halos are left out),
+  // else all but the part on this core.
+  double remote_share(const Split& producer, int core) const {
+    if (producer.cores <= 1) return producer.home == core ? 0.0 : 1.0;
+    if (producer.kind == SplitKind::Rows && m_split.kind == SplitKind::Rows) return 0.0;
+    return core < producer.cores ? 1.0 - 1.0 / producer.cores : 1.0;
+  }
+  // Marks the remote part of a compute command's on-chip input (tile_in_bytes: its whole input,
+  // of which the resident inputs are their share).
+  void mark_remote(Command& c, int64_t tile_in_bytes, int64_t all_in_bytes) {
+    if (m_p.cores <= 1 || m_resident_inputs.empty() || all_in_bytes <= 0) return;
+    double remote = 0;
+    int from = -2;
+    for (const auto& [bytes, where] : m_resident_inputs) {
+      const double share = remote_share(where, c.core);
+      if (share <= 0) continue;
+      remote += share * static_cast<double>(tile_in_bytes) * static_cast<double>(bytes) / static_cast<double>(all_in_bytes);
+      const int src = where.cores <= 1 ? where.home : -1;
+      from = from == -2 || from == src ? src : -1;
+    }
+    c.remote_bytes = static_cast<int64_t>(std::ceil(remote));
+    c.remote_core = from < 0 ? -1 : from;
+  }
+  // One command that ends when the last of `ids` (each core's last) has: what consumers of a
+  // layer split over cores wait for.
+  int join(std::vector<int> ids, int layer_id, const std::string& label) {
+    ids.erase(std::remove(ids.begin(), ids.end(), -1), ids.end());
+    if (ids.empty()) return -1;
+    if (ids.size() == 1) return ids[0];
+    Command j;
+    j.unit = Unit::Sync;
+    j.layer = layer_id;
+    j.label = label;
+    j.deps = std::move(ids);
+    return add(std::move(j));
+  }
+
   // Maps one layer (instance); returns its LayerPlan index.
   int map_layer(const Layer& orig, const Instance& inst) {
     // Matmuls run on the PE array as 1x1 convolutions over a view of their shapes.
@@ -363,6 +454,7 @@ class Mapper {
       auto it = m_tensors.find(m_operand.source);
       if (it != m_tensors.end()) {
         m_operand.on_chip = it->second.in_l2;
+        m_operand.where = it->second.where;
         m_operand.ready = it->second.in_l2 ? it->second.last_cmd
                                            : (it->second.store_cmd >= 0 ? it->second.store_cmd : it->second.last_cmd);
       }
@@ -374,6 +466,7 @@ class Mapper {
     std::vector<int> input_deps;
     int64_t resident_in = 0, dram_in = 0;
     std::set<std::string> own;
+    m_resident_inputs.clear();
     for (size_t j = 0; j < in_sizes.size(); ++j) {
       const std::string& src = inputs[j];
       own.insert(src);
@@ -385,6 +478,7 @@ class Mapper {
       const TensorState& t = it->second;
       if (t.in_l2 && !plan.on_host) {
         resident_in += in_sizes[j];
+        m_resident_inputs.emplace_back(in_sizes[j], t.where);
         input_deps.push_back(t.last_cmd);
       } else {
         dram_in += in_sizes[j];
@@ -417,6 +511,7 @@ class Mapper {
     }
     if (inst.force_store) needs_dram_copy = true;
 
+    m_split = Split{};
     if (plan.on_host) {
       Command c;
       c.unit = Unit::Host;
@@ -475,6 +570,10 @@ class Mapper {
                            std::to_string((live_other + resident_in + 2 * tile_stream_bytes(l, 1, dram_in, plan.out_bytes, total_rows)) / 1024) +
                            " KiB for activations beside the weight share)");
     plan.output_to_dram = !keep || needs_dram_copy;
+    m_split = choose_split(l, plan, *tiling);
+    if (m_split.kind == SplitKind::Rows) spread_rows(*tiling, l);
+    plan.cores = m_split.cores;
+    plan.split = m_p.cores == 1 ? "" : m_split.kind == SplitKind::Rows ? "rows" : m_split.kind == SplitKind::Channels ? "channels" : "one";
     plan.row_tiles = static_cast<int>(tiling->tiles);
     plan.l2_act_bytes = live_other + resident_in + (keep ? plan.out_bytes : 0);
 
@@ -532,6 +631,7 @@ class Mapper {
     p.output_to_dram = p.output_to_dram || plan.output_to_dram;
     p.row_tiles += plan.row_tiles;
     p.l2_act_bytes = std::max(p.l2_act_bytes, plan.l2_act_bytes);
+    p.cores = std::max(p.cores, plan.cores);
     p.batch_groups++;
   }
 
@@ -547,10 +647,18 @@ class Mapper {
     for (size_t i = 1; i < w.size(); ++i) red *= w[i];
     const ir::DType wt = l.input_dtypes.size() > 1 ? l.input_dtypes[1] : plan.dtype;
     const int64_t bytes_per_k = red * ir::dtype_bytes(wt);
-    const int64_t k_chunk = k_chunk_size(plan.weight_bytes, m_p.weight_buffer_bytes + m_p.l2_weight_bytes, bytes_per_k,
-                                         k_total, groups, m_pe.rows);
+    int64_t k_chunk = k_chunk_size(plan.weight_bytes, m_p.weight_buffer_bytes + m_p.l2_weight_bytes, bytes_per_k,
+                                   k_total, groups, m_pe.rows);
+    // Split over output channels: at least one chunk per core, chunk k on core k mod cores.
+    if (m_split.kind == SplitKind::Channels) k_chunk = std::min(k_chunk, ceil_div(k_total, m_split.cores));
     const int64_t k_chunks = ceil_div(k_total, k_chunk);
+    if (m_split.kind == SplitKind::Channels) plan.cores = m_split.cores = static_cast<int>(std::min<int64_t>(m_split.cores, k_chunks));
     plan.k_chunks = static_cast<int>(k_chunks);
+    // A core's chunks are double-buffered among themselves: chunk kc waits for its core's chunk
+    // `stride` x 2 earlier.
+    const int64_t stride = m_split.kind == SplitKind::Channels ? m_split.cores : 1;
+    const auto ncores = static_cast<size_t>(std::max(1, m_p.cores));
+    std::vector<int> core_last(ncores, -1), core_store(ncores, -1);
     const Nchw out = nchw(l.output_shapes[0]);
     const int64_t total_rows = row_count(l);
     const int64_t r = w.size() > 2 ? w[2] : 1, s = w.size() > 3 ? w[3] : 1;
@@ -566,37 +674,57 @@ class Mapper {
     const bool reuse = m_inst.group > 0 && k_chunks == 1;
     const std::vector<int> first_deps =
         reuse ? std::vector<int>{} : m_prefetch.deps(std::min(plan.weight_bytes, k_chunk * bytes_per_k), staged);
-    std::vector<int> pe_of_chunk;
+    std::vector<std::vector<int>> pe_of_chunk;  // per chunk, each core's last PE command in it
+    // Weights are named per core: the first core's key is the layer's name.
+    auto weight_key = [](const std::string& name, int core) { return core == 0 ? name : name + "@" + std::to_string(core); };
     for (int64_t kc = 0; kc < k_chunks; ++kc) {
       const int64_t k0 = kc * k_chunk, kn = std::min(k_chunk, k_total - k0);
-      int wid;
-      if (m_inst.group > 0 && k_chunks == 1) {
-        wid = m_weight_cmd.at(m_inst.orig_name);  // resident since the run's first group
-      } else {
+      // Rows split: every core holds the chunk; else the chunk's one core.
+      std::vector<int> holders;
+      if (m_split.kind == SplitKind::Rows)
+        for (int c = 0; c < m_split.cores; ++c) holders.push_back(c);
+      else
+        holders.push_back(core_of(kc, 0, tiling.tiles));
+      std::vector<int> wid(ncores, -1);
+      for (int c : holders) {
+        if (m_inst.group > 0 && k_chunks == 1) {
+          wid[c] = m_weight_cmd.at(weight_key(m_inst.orig_name, c));  // resident since the run's first group
+          continue;
+        }
         Command wl;
         wl.unit = Unit::Dma;
+        wl.core = c;
         wl.layer = layer_id;
-        wl.label = plan.name + " weights k" + std::to_string(k0) + "+" + std::to_string(kn);
+        wl.label = plan.name + " weights k" + std::to_string(k0) + "+" + std::to_string(kn) +
+                   (m_split.kind == SplitKind::Rows ? " core " + std::to_string(c) : "");
         wl.dma = {m_operand.on_chip ? models::DmaKind::L2ToWeightBuffer : models::DmaKind::LoadWeights, kn * bytes_per_k, kn};
-        if (kc <= 1) wl.deps = first_deps;
+        if (kc < 2 * stride) wl.deps = first_deps;
         if (m_operand.ready >= 0) wl.deps.push_back(m_operand.ready);  // the operand's producer
-        if (kc >= 2) wl.deps.push_back(pe_of_chunk[kc - 2]);  // double-buffered chunks
-        wid = add(std::move(wl));
-        if (k_chunks == 1) m_weight_cmd[plan.name] = wid;
+        if (kc >= 2 * stride) wl.deps.push_back(pe_of_chunk[kc - 2 * stride][c]);  // double-buffered chunks
+        if (m_operand.on_chip && m_p.cores > 1) {  // an on-chip operand may sit in other cores' L2
+          const double share = remote_share(m_operand.where, c);
+          wl.remote_bytes = static_cast<int64_t>(std::ceil(share * wl.dma.bytes));
+          wl.remote_core = m_operand.where.cores <= 1 ? m_operand.where.home : -1;
+        }
+        wid[c] = add(std::move(wl));
+        if (k_chunks == 1) m_weight_cmd[weight_key(plan.name, c)] = wid[c];
       }
-      int prev_pe = -1;
+      std::vector<int> prev_on(ncores, -1);  // each core's previous PE command of this chunk
       for (int64_t t = 0; t < tiling.tiles; ++t) {
+        const int core = core_of(kc, t, tiling.tiles);
+        int& prev_pe = prev_on[static_cast<size_t>(core)];
         const int64_t row0 = t * tiling.out_rows_per_tile;
         const int64_t rows = std::min(tiling.out_rows_per_tile, total_rows - row0);
         const double frac = static_cast<double>(rows) / total_rows;
         std::vector<int> deps = input_deps;
-        deps.push_back(wid);
+        deps.push_back(wid[static_cast<size_t>(core)]);
         if (dram_in > 0) {
           deps.push_back(emit_act_load(l, layer_id, row0, rows, tile_stream_bytes(l, rows, dram_in, 0, total_rows),
-                                       input_deps, prev_pe));
+                                       input_deps, prev_pe, core));
         }
         Command pe;
         pe.unit = Unit::PeArray;
+        pe.core = core;
         pe.layer = layer_id;
         pe.label = l.name + " k" + std::to_string(k0) + "+" + std::to_string(kn) + " rows " +
                    std::to_string(row0) + "+" + std::to_string(rows);
@@ -616,15 +744,20 @@ class Mapper {
         pe.pe.out_bytes = static_cast<int64_t>(std::ceil(plan.out_bytes * frac * kn / k_total));
         pe.pe.weight_bytes = kn * bytes_per_k;
         pe.deps = deps;
+        mark_remote(pe, pe.pe.in_bytes, plan.in_bytes);
         prev_pe = add(std::move(pe));
-        last = prev_pe;
+        core_last[static_cast<size_t>(core)] = prev_pe;
         if (!keep || copy_out) {
-          store = emit_store(l, layer_id, row0, rows, static_cast<int64_t>(std::ceil(plan.out_bytes * frac * kn / k_total)), out.c, prev_pe);
-          last = std::max(last, store);
+          core_store[static_cast<size_t>(core)] = emit_store(
+              l, layer_id, row0, rows, static_cast<int64_t>(std::ceil(plan.out_bytes * frac * kn / k_total)), out.c, prev_pe, core);
+          core_last[static_cast<size_t>(core)] = core_store[static_cast<size_t>(core)];
         }
       }
-      pe_of_chunk.push_back(prev_pe);
+      pe_of_chunk.push_back(prev_on);
     }
+    last = join(core_last, layer_id, plan.name + " join");
+    if (std::count(core_store.begin(), core_store.end(), -1) < static_cast<std::ptrdiff_t>(ncores))
+      store = join(core_store, layer_id, plan.name + " stores join");
     if (!reuse) m_prefetch.set_pending(plan.name, staged ? std::min(plan.weight_bytes, k_chunk * bytes_per_k) : 0);
   }
 
@@ -676,20 +809,24 @@ class Mapper {
     // Opaque ops: compute at the NPU's peak rate (2 flops per MAC); their bytes stream from DRAM.
     const int64_t opaque_cycles =
         l.op == ir::OpKind::Opaque ? ceil_div(l.opaque_flops, std::max<int64_t>(1, 2 * plan.peak_macs_per_cycle)) : 0;
-    int prev = -1;
+    const auto ncores = static_cast<size_t>(std::max(1, m_p.cores));
+    std::vector<int> prev_on(ncores, -1), core_last(ncores, -1), core_store(ncores, -1);
     for (int64_t t = 0; t < tiling.tiles; ++t) {
+      const int core = core_of(0, t, tiling.tiles);
+      int& prev = prev_on[static_cast<size_t>(core)];  // this core's last command of the layer
       const int64_t row0 = t * tiling.out_rows_per_tile;
       const int64_t rows = std::min(tiling.out_rows_per_tile, total_rows - row0);
       const double frac = static_cast<double>(rows) / total_rows;
       std::vector<int> deps = input_deps;
       if (dram_in > 0) {
         deps.push_back(emit_act_load(l, layer_id, row0, rows,
-                                     tile_stream_bytes(l, rows, dram_in, 0, total_rows, tiling.proportional), input_deps, prev));
+                                     tile_stream_bytes(l, rows, dram_in, 0, total_rows, tiling.proportional), input_deps, prev, core));
       }
       if (l.op == ir::OpKind::Gather && !l.input_shapes.empty()) {
         // The looked-up rows of the table (a weight in DRAM), one segment per index.
         Command g;
         g.unit = Unit::Dma;
+        g.core = core;
         g.layer = layer_id;
         g.label = l.name + " gather rows " + std::to_string(row0) + "+" + std::to_string(rows);
         g.dma = {models::DmaKind::LoadActivations, static_cast<int64_t>(std::ceil(plan.out_bytes * frac)),
@@ -703,6 +840,7 @@ class Mapper {
       if (l.op == ir::OpKind::Opaque && l.opaque_bytes > 0) {
         Command m;
         m.unit = Unit::Dma;
+        m.core = core;
         m.layer = layer_id;
         m.label = l.name + " opaque bytes";
         m.dma = {models::DmaKind::LoadActivations, static_cast<int64_t>(std::ceil(l.opaque_bytes * frac)), 1};
@@ -715,6 +853,7 @@ class Mapper {
         const bool last_pass = pi + 1 == passes.size();
         Command vp;
         vp.unit = Unit::Vector;
+        vp.core = core;
         vp.layer = layer_id;
         vp.label = l.name + (passes.size() > 1 ? " pass " + std::to_string(pi + 1) : "") + " rows " +
                    std::to_string(row0) + "+" + std::to_string(rows);
@@ -744,29 +883,36 @@ class Mapper {
         const int64_t side_by_side = std::max<int64_t>(1, std::min(m_vp_parallel_images, images));
         vp.vp.l2_bytes = ceil_div(vp.vp.l2_bytes, side_by_side);
         vp.deps = pi == 0 ? deps : std::vector<int>{prev};
+        if (pi == 0) mark_remote(vp, tile_in, plan.in_bytes);
         prev = add(std::move(vp));
       }
       if (opaque_load >= 0) {
         // Roofline: the op ends when both its compute and its bytes are done.
         Command join;
         join.unit = Unit::Vector;
+        join.core = core;
         join.layer = layer_id;
         join.label = l.name + " roofline join";
         join.deps = {prev, opaque_load};
         prev = add(std::move(join));
       }
-      last = prev;
+      core_last[static_cast<size_t>(core)] = prev;
       if (!keep || copy_out) {
-        store = emit_store(l, layer_id, row0, rows, tile_out, out.c, prev);
-        last = std::max(last, store);
+        core_store[static_cast<size_t>(core)] = emit_store(l, layer_id, row0, rows, tile_out, out.c, prev, core);
+        core_last[static_cast<size_t>(core)] = core_store[static_cast<size_t>(core)];
       }
     }
+    last = join(core_last, layer_id, plan.name + " join");
+    if (std::count(core_store.begin(), core_store.end(), -1) < static_cast<std::ptrdiff_t>(ncores))
+      store = join(core_store, layer_id, plan.name + " stores join");
   }
 
   // Stores one row tile's output to DRAM (one segment per channel) after `producer`.
-  int emit_store(const Layer& l, int layer_id, int64_t row0, int64_t rows, int64_t bytes, int64_t channels, int producer) {
+  int emit_store(const Layer& l, int layer_id, int64_t row0, int64_t rows, int64_t bytes, int64_t channels, int producer,
+                 int core) {
     Command st;
     st.unit = Unit::Dma;
+    st.core = core;
     st.layer = layer_id;
     st.label = l.name + " store rows " + std::to_string(row0) + "+" + std::to_string(rows);
     st.dma = {models::DmaKind::StoreActivations, bytes, std::max<int64_t>(1, channels)};
@@ -777,9 +923,10 @@ class Mapper {
   // Loads one row tile's input from DRAM; waits for the producers and for the previous tile's
   // work (double buffering: one tile ahead).
   int emit_act_load(const Layer& l, int layer_id, int64_t row0, int64_t rows, int64_t bytes,
-                    const std::vector<int>& input_deps, int prev_work) {
+                    const std::vector<int>& input_deps, int prev_work, int core) {
     Command la;
     la.unit = Unit::Dma;
+    la.core = core;
     la.layer = layer_id;
     la.label = l.name + " act rows " + std::to_string(row0) + "+" + std::to_string(rows);
     la.dma = {models::DmaKind::LoadActivations, bytes,
@@ -806,6 +953,7 @@ class Mapper {
     t.remaining_consumers = m_consumers.count(l.name) ? m_consumers.at(l.name) : 0;
     t.last_cmd = last;
     t.store_cmd = store;
+    t.where = m_split;
     put_tensor(l.name, t);
   }
 
@@ -825,6 +973,9 @@ class Mapper {
   std::set<std::string> m_l2_resident;       // names of m_tensors that may be live in L2
   WeightPrefetch m_prefetch;                 // weight-prefetch policy and its history
   Instance m_inst;                           // the instance being mapped
+  Split m_split;                             // how the layer being mapped is spread over the cores
+  // Its on-chip inputs (bytes, where they live): the share of a tile's input that is remote.
+  std::vector<std::pair<int64_t, Split>> m_resident_inputs;
   std::vector<int64_t> m_live;               // whole-batch live activation bytes per layer
   int64_t m_vp_parallel_images = 1;          // npu.vector.parallel_images
   int64_t m_max_bytes = 0;                    // NpuParams::max_program_bytes (--max-memory)
@@ -836,6 +987,7 @@ class Mapper {
     std::string source;    // producer layer or graph input; empty: a weight
     bool on_chip = false;  // in L2: moved into the weight buffer without DRAM
     int ready = -1;        // command after which it is complete
+    Split where;           // multi-core: the cores whose L2 hold it
   } m_operand;
 };
 

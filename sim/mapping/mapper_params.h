@@ -39,14 +39,21 @@ struct MapperParams {
   // With serialize_layers: activation loads from DRAM of a layer wait for the NPU layer this
   // many earlier (1: the previous one, like its compute).
   int activation_prefetch_layers = 1;
+  // Multi-core chips (docs/multicore.md#mapping): npu.cores, and how a layer is split over
+  // them. Each core has the buffers above; the mapper plans activations against all cores'
+  // L2 together (a layer's tiles are spread over them) and weights against one core's.
+  int cores = 1;
+  enum class Multicore { Auto, Rows, Channels } multicore = Multicore::Auto;
   // From HostParams.
   double host_cycles_per_byte = 0;
   int64_t host_op_cycles = 0;
 
   // The mapping.* keys: the one place their defaults and ranges are written.
   static const std::vector<config::ParamDecl>& params();
-  // Reads only the keys of params(); the buffer sizes and host costs come from their structs.
-  static MapperParams read(const config::HwConfig& c, const models::BufferParams& buffers, const HostParams& host);
+  // Reads only the keys of params(); the buffer sizes and host costs come from their structs,
+  // the core count from npu.cores (models/interconnect/noc.h declares it).
+  static MapperParams read(const config::HwConfig& c, const models::BufferParams& buffers, const HostParams& host,
+                           int cores = 1);
 };
 
 // In the header: sim/config assembles the schema from these without linking the mapper.
@@ -72,6 +79,10 @@ inline const std::vector<config::ParamDecl>& MapperParams::params() {
        "false: one group size per run, set by its tightest layer against the L2 activation share)", {}, r::none},
       {"mapping.batch_group_fill", T::Double, "1", "fraction",
        "with batch_groups_per_stage: the share of the L2 a batch group's live activations may fill", {}, r::fraction},
+      {"mapping.multicore", T::String, "auto", "",
+       "npu.cores > 1: split each layer's output rows (images x rows, weights copied to every core), its output "
+       "channels (weights divided, inputs read by every core), or per layer whichever moves fewer bytes (auto)",
+       {"auto", "rows", "channels"}, r::none},
   };
   return decls;
 }

@@ -12,8 +12,10 @@ NpuParams NpuParams::read(const config::HwConfig& c) {
   // The DMA issues transfers in bursts and segments; the DRAM serves them.
   p.dram = models::DramParams::read(c, p.dma.burst_bytes, p.dma.segment_overhead_cycles);
   p.host = HostParams::read(c);
-  p.mapper = MapperParams::read(c, p.buffers, p.host);
+  p.cores = static_cast<int>(c.get_int("npu.cores"));
+  p.mapper = MapperParams::read(c, p.buffers, p.host, p.cores);
   p.energy = models::EnergyParams::read(c);
+  p.noc = models::NocParams::read(c);
   return p;
 }
 

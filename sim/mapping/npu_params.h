@@ -1,6 +1,7 @@
 // Every NPU unit's params, built once per run from the hardware description and handed (const
 // ref) to the mapper, the engine's units and the report, so no key is parsed twice.
 #pragma once
+#include "models/interconnect/noc.h"
 #include "models/memory/dram_timing.h"
 #include "models/npu/buffer_params.h"
 #include "models/npu/dma_timing.h"
@@ -22,6 +23,8 @@ struct NpuParams {
   HostParams host;
   MapperParams mapper;
   models::EnergyParams energy;
+  int cores = 1;           // npu.cores: each its own PE array, VP, L2, weight buffer and DMA
+  models::NocParams noc;   // between the cores and the DRAM controllers (cores > 1)
   // Not a hardware key: the memory the mapped program and its timings may take (`sim
   // --max-memory`); the mapper refuses a workload beyond it before building the rest.
   int64_t max_program_bytes = int64_t{8} << 30;

@@ -11,7 +11,8 @@
 
 namespace npusim::mapping {
 
-enum class Unit { Dma, PeArray, Vector, Host };
+// Sync: a zero-time join of several cores' last commands (a layer split over cores).
+enum class Unit { Dma, PeArray, Vector, Host, Sync };
 const char* unit_name(Unit u);
 
 struct Command {
@@ -24,6 +25,12 @@ struct Command {
   models::VpTile vp;                      // unit == Vector
   int64_t host_cycles = 0;                // unit == Host
   std::vector<int> deps;  // ids of commands that must finish before this one starts
+  // Multi-core chips (docs/multicore.md): the core whose unit runs it, and the bytes of its
+  // on-chip input that live in other cores' L2 and cross the NoC (from remote_core; -1: equal
+  // shares from every other core).
+  int core = 0;
+  int64_t remote_bytes = 0;
+  int remote_core = -1;
 };
 
 enum class Bound { Compute, Memory, Vector, Host };
@@ -43,6 +50,10 @@ struct LayerPlan {
   int64_t l2_act_bytes = 0;      // activation bytes this layer holds in L2 while it runs
   int64_t peak_macs_per_cycle = 0;
   ir::DType dtype = ir::DType::Int8;
+  // Multi-core chips: the cores the layer ran on and how it was split over them ("rows",
+  // "channels"; "" on one core).
+  int cores = 1;
+  std::string split;
 };
 
 struct Program {
@@ -60,5 +71,6 @@ struct CommandTiming {
   int channel = 0;  // queue within the unit (DMA channel)
   // What the models served (models/kernel/scoreboard.h: JobRecord).
   int64_t dram_bytes = 0, l2_bytes = 0, port_wait_cycles = 0, dram_wait_cycles = 0;
+  int64_t noc_bytes = 0, noc_wait_cycles = 0;  // multi-core chips
 };
 }  // namespace npusim::mapping

@@ -19,8 +19,8 @@ void describe_hardware(RunReport& r, const config::HwConfig& cfg, const mapping:
   r.dram_bytes_per_cycle = p.dram.bytes_per_cycle;
   r.config = cfg.resolved();
   r.energy_modelled = p.energy.modelled();
-  r.pe_count = p.pe.rows * p.pe.cols;
-  r.l2_size_bytes = p.buffers.l2_bytes;
+  r.pe_count = p.pe.rows * p.pe.cols * p.cores;  // the chip's: every core's
+  r.l2_size_bytes = p.buffers.l2_bytes * p.cores;
 }
 
 void describe_hardware(RunReport& r, const config::HwConfig& cfg) {
@@ -46,6 +46,7 @@ RunReport build_report(const std::string& workload, const mapping::Program& prog
       case Unit::PeArray: row.pe_busy_cycles += d; break;
       case Unit::Vector: row.vp_busy_cycles += d; break;
       case Unit::Host: row.pe_busy_cycles += 0; break;
+      case Unit::Sync: break;
       case Unit::Dma:
         row.dma_busy_cycles += d;
         (c.dma.kind == models::DmaKind::StoreActivations ? row.dram_write_bytes : row.dram_read_bytes) += t.dram_bytes;
@@ -111,8 +112,9 @@ RunReport build_report(const std::string& workload, const mapping::Program& prog
       else row.bound = row.pe_busy_cycles >= row.vp_busy_cycles ? "compute" : "vector";
       // A layer's PE work may overlap another layer's charged time; never report above 100%.
       const int64_t span = std::max(row.cycles, row.pe_busy_cycles);
+      // Of the whole chip's peak (every core's).
       if (span > 0 && lp.peak_macs_per_cycle > 0)
-        row.pe_utilization = static_cast<double>(row.macs) / (static_cast<double>(span) * lp.peak_macs_per_cycle);
+        row.pe_utilization = static_cast<double>(row.macs) / (static_cast<double>(span) * lp.peak_macs_per_cycle * p.cores);
     }
     row.energy_uj = (row.macs * pj_mac + (row.dram_read_bytes + row.dram_write_bytes) * pj_dram +
                      (lp.in_bytes + lp.out_bytes) * pj_sram) * 1e-6;
@@ -130,6 +132,7 @@ RunReport build_report(const std::string& workload, const mapping::Program& prog
   if (!prog.layers.empty()) r.peak_macs_per_cycle = prog.layers[0].peak_macs_per_cycle;
   for (const auto& lp : prog.layers)
     if (lp.macs > 0) { r.peak_macs_per_cycle = lp.peak_macs_per_cycle; break; }
+  r.peak_macs_per_cycle *= p.cores;  // the chip's
   if (r.npu_cycles > 0 && r.peak_macs_per_cycle > 0)
     r.pe_utilization = r.total_macs / (static_cast<double>(r.npu_cycles) * r.peak_macs_per_cycle);
   return r;
@@ -152,6 +155,30 @@ std::string grouped(int64_t v) {
   return r;
 }
 }  // namespace
+
+std::string format_multicore(const RunReport& r) {
+  const MulticoreUse& m = r.multicore;
+  std::ostringstream o;
+  o << "cores: " << m.cores << " on a " << m.noc_topology << " NoC; busy PE/VP per core:";
+  for (const CoreUse& c : m.per_core) o << " " << c.core << ":" << fmt("%.0f/", 100 * c.pe_utilization) << fmt("%.0f%%", 100 * c.vp_utilization);
+  o << "\n";
+  std::map<std::string, int> splits;
+  for (const LayerCores& l : m.layers) splits[l.split]++;
+  o << "layers split:";
+  for (const auto& [k, v] : splits) o << " " << k << " " << v;
+  o << "\n";
+  const LinkUse* busiest = nullptr;
+  for (const LinkUse& l : m.noc_links)
+    if (!busiest || l.busy_cycles > busiest->busy_cycles) busiest = &l;
+  if (busiest)
+    o << "NoC: " << grouped(m.noc_transfers) << " transfers, busiest link " << busiest->link
+      << fmt(" %.1f%%", 100 * busiest->utilization) << ", " << grouped(m.noc_wait_cycles) << " cycles waited for links\n";
+  if (!m.dram_channel_utilization.empty()) {
+    const auto [lo, hi] = std::minmax_element(m.dram_channel_utilization.begin(), m.dram_channel_utilization.end());
+    o << "DRAM channels busy: " << fmt("%.1f%%", 100 * *lo) << " .. " << fmt("%.1f%%", 100 * *hi) << "\n";
+  }
+  return o.str();
+}
 
 std::string format_table(const RunReport& r) {
   std::ostringstream o;
@@ -182,6 +209,7 @@ std::string format_table(const RunReport& r) {
     for (const UnitUse& u : r.units) o << " " << u.unit << fmt(" %.1f%%", 100 * u.utilization);
     o << " (of npu_cycles; dma over its channels)\n";
   }
+  if (r.multicore.cores > 1) o << format_multicore(r);
   if (r.energy_uj > 0) o << fmt("energy: %.1f uJ\n", r.energy_uj);
   // Ops the producer could only describe by FLOPs and bytes are estimates: say how much.
   int opaque = 0;
@@ -204,6 +232,21 @@ nlohmann::ordered_json sweep_metrics(const RunReport& r) {
   return m;
 }
 
+nlohmann::json multicore_json(const MulticoreUse& m) {
+  nlohmann::json j = {{"cores", m.cores}, {"noc_topology", m.noc_topology}, {"noc_transfers", m.noc_transfers},
+                      {"noc_wait_cycles", m.noc_wait_cycles}, {"dram_channel_utilization", m.dram_channel_utilization}};
+  for (const CoreUse& c : m.per_core)
+    j["per_core"].push_back({{"core", c.core}, {"pe_busy_cycles", c.pe_busy_cycles}, {"vp_busy_cycles", c.vp_busy_cycles},
+                             {"dma_busy_cycles", c.dma_busy_cycles}, {"l2_bytes", c.l2_bytes},
+                             {"pe_utilization", c.pe_utilization}, {"vp_utilization", c.vp_utilization}});
+  for (const LinkUse& l : m.noc_links)
+    j["noc_links"].push_back({{"link", l.link}, {"bytes", l.bytes}, {"busy_cycles", l.busy_cycles}, {"utilization", l.utilization}});
+  for (const LayerCores& l : m.layers)
+    j["layers"].push_back({{"name", l.name}, {"split", l.split}, {"cores", l.cores}, {"noc_bytes", l.noc_bytes},
+                           {"noc_wait_cycles", l.noc_wait_cycles}});
+  return j;
+}
+
 nlohmann::json to_json(const RunReport& r) {
   nlohmann::json j;
   j["workload"] = r.workload;
@@ -224,6 +267,7 @@ nlohmann::json to_json(const RunReport& r) {
   nlohmann::json layers = nlohmann::json::array();
   for (const auto& l : r.layers) layers.push_back(fields_object(layer_fields(), l, kInRows));
   j["layers"] = layers;
+  if (r.multicore.cores > 1) j["multicore"] = multicore_json(r.multicore);
   return j;
 }
 
@@ -288,8 +332,8 @@ const std::vector<RunField>& run_fields() {
       {"time_ms", "ms", "npu_cycles at clock_mhz",
        [](const RunReport& r) { return J(r.npu_cycles / (r.clock_mhz * 1e3)); }, kInTotals | kInSweep},
       {"macs", "MAC", "multiply-accumulates of every layer", [](const RunReport& r) { return J(r.total_macs); }, kInTotals},
-      {"pe_count", "PEs", "npu.pe_array.rows x cols", [](const RunReport& r) { return J(r.pe_count); }, kInSweep},
-      {"l2_bytes", "bytes", "npu.l2.size_kib x 1024", [](const RunReport& r) { return J(r.l2_size_bytes); }, kInSweep},
+      {"pe_count", "PEs", "npu.pe_array.rows x cols x npu.cores", [](const RunReport& r) { return J(r.pe_count); }, kInSweep},
+      {"l2_bytes", "bytes", "npu.l2.size_kib x 1024 x npu.cores", [](const RunReport& r) { return J(r.l2_size_bytes); }, kInSweep},
       {"pe_utilization", "fraction", "macs / (npu_cycles x peak MAC/cycle)",
        [](const RunReport& r) { return J(r.pe_utilization); }, kInTotals | kInSweep},
       {"dram_read_bytes", "bytes", "served by the DRAM model, all layers",
@@ -325,18 +369,26 @@ nlohmann::json chrome_trace(const RunReport& r, const mapping::Program& prog,
   int max_channel = 0;
   for (const auto& c : prog.commands)
     if (c.unit == Unit::Dma) max_channel = std::max(max_channel, timings[c.id].channel);
+  // One group of rows per core (tids core x 100 + 1, 2, 10 + channel); one core keeps the
+  // plain names.
+  const int cores = std::max(1, r.multicore.cores);
   thread_name(0, "layers");
-  thread_name(1, "npu.pe_array");
-  thread_name(2, "npu.vector");
-  thread_name(3, "host");
-  for (int ch = 0; ch <= max_channel; ++ch) thread_name(10 + ch, "npu.dma.ch" + std::to_string(ch));
+  for (int core = 0; core < cores; ++core) {
+    const std::string pre = cores > 1 ? "npu.core" + std::to_string(core) + "." : "npu.";
+    thread_name(core * 100 + 1, pre + "pe_array");
+    thread_name(core * 100 + 2, pre + "vector");
+    if (core == 0) thread_name(3, "host");
+    for (int ch = 0; ch <= max_channel; ++ch) thread_name(core * 100 + 10 + ch, pre + "dma.ch" + std::to_string(ch));
+  }
   for (const auto& l : r.layers)
     ev.push_back({{"name", l.name}, {"cat", l.op}, {"ph", "X"}, {"pid", 1}, {"tid", l.device == "npu" ? 0 : 3},
                   {"ts", l.start_cycle * us_per_cycle}, {"dur", l.cycles * us_per_cycle},
                   {"args", {{"cycles", l.cycles}, {"bound", l.bound}}}});
   for (const auto& c : prog.commands) {
+    if (c.unit == Unit::Sync) continue;  // a join takes no time
     const auto& t = timings[c.id];
     int tid = c.unit == Unit::PeArray ? 1 : c.unit == Unit::Vector ? 2 : c.unit == Unit::Host ? 3 : 10 + t.channel;
+    if (c.unit != Unit::Host) tid += c.core * 100;
     nlohmann::json args = {{"layer", prog.layers[c.layer].name}, {"cycles", t.end_cycle - t.start_cycle}};
     if (c.unit == Unit::Dma) args["bytes"] = c.dma.bytes;
     if (c.unit == Unit::PeArray) args["macs"] = c.pe.macs();

@@ -42,6 +42,34 @@ struct UnitUse {
   int64_t bytes = -1;        // moved (L2 port, DRAM); -1: not a memory
 };
 
+// A multi-core chip's use of its cores, NoC and DRAM channels (docs/multicore.md#reports);
+// absent (cores == 1) on a one-core NPU.
+struct CoreUse {
+  int core = 0;
+  int64_t pe_busy_cycles = 0, vp_busy_cycles = 0, dma_busy_cycles = 0, l2_bytes = 0;
+  double pe_utilization = 0;  // PE busy / npu_cycles
+  double vp_utilization = 0;  // VP busy / npu_cycles
+};
+struct LinkUse {
+  std::string link;
+  int64_t bytes = 0;
+  double busy_cycles = 0, utilization = 0;  // of npu_cycles
+};
+struct LayerCores {
+  std::string name, split;  // split: rows, channels or one (one core)
+  int cores = 1;
+  int64_t noc_bytes = 0, noc_wait_cycles = 0;
+};
+struct MulticoreUse {
+  int cores = 1;
+  std::string noc_topology;
+  std::vector<CoreUse> per_core;
+  std::vector<LinkUse> noc_links;
+  int64_t noc_transfers = 0, noc_wait_cycles = 0;
+  std::vector<double> dram_channel_utilization;  // each channel's bus busy / npu_cycles
+  std::vector<LayerCores> layers;                // NPU layers, in execution order
+};
+
 struct RunReport {
   std::string workload, hw_name, hw_source;
   double clock_mhz = 0;
@@ -55,10 +83,11 @@ struct RunReport {
   double pe_utilization = 0;
   double energy_uj = 0;
   bool energy_modelled = false;     // some energy.* cost is set (else energy is not reported in sweeps)
-  int64_t pe_count = 0;             // PE array rows x cols
-  int64_t l2_size_bytes = 0;
+  int64_t pe_count = 0;             // PE array rows x cols x cores
+  int64_t l2_size_bytes = 0;        // every core's L2
   std::vector<std::pair<std::string, std::string>> config;  // resolved hardware parameters
   std::vector<UnitUse> units;       // filled by run::simulate_npu_workload (empty: not simulated here)
+  MulticoreUse multicore;           // cores > 1: filled by run::simulate_npu_workload
 };
 
 // The bound with the most layer cycles (compute, memory, vector, host; ties to the earlier).
@@ -90,6 +119,8 @@ nlohmann::ordered_json sweep_metrics(const RunReport& r);
 std::string run_fields_markdown();
 
 std::string format_table(const RunReport& r);
+std::string format_multicore(const RunReport& r);          // the table's lines on cores, NoC, DRAM channels
+nlohmann::json multicore_json(const MulticoreUse& m);      // the report's "multicore" object
 nlohmann::json to_json(const RunReport& r);
 std::string to_csv(const RunReport& r);
 // Chrome trace event format: one track per unit (PE array, vector, each DMA channel, host) plus

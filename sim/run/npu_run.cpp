@@ -14,11 +14,40 @@ std::vector<report::UnitUse> unit_uses(const engine::SimResult& s) {
   auto use = [&](const char* name, int64_t busy, double capacity, int64_t bytes) {
     return report::UnitUse{name, busy, static_cast<double>(busy) / (end * capacity), bytes};
   };
-  return {use("pe_array", s.pe_busy_cycles, 1, -1),
-          use("vector", s.vp_busy_cycles, 1, -1),
-          use("dma", s.dma_busy_cycles, std::max(1, s.dma_channels), -1),
-          use("l2", s.l2_busy_cycles, 1, s.l2_bytes),
+  // Multi-core: each unit over all cores (per core: RunReport::multicore).
+  const int cores = std::max<int>(1, static_cast<int>(s.cores.size()));
+  return {use("pe_array", s.pe_busy_cycles, cores, -1),
+          use("vector", s.vp_busy_cycles, cores, -1),
+          use("dma", s.dma_busy_cycles, std::max(1, s.dma_channels) * cores, -1),
+          use("l2", s.l2_busy_cycles, cores, s.l2_bytes),
           use("dram", s.dram_busy_cycles, 1, s.dram_bytes_read + s.dram_bytes_written)};
+}
+
+// A multi-core chip's cores, NoC links, DRAM channels and each layer's split
+// (docs/multicore.md#reports).
+report::MulticoreUse multicore_use(const mapping::Program& prog, const engine::SimResult& s, const mapping::NpuParams& p) {
+  report::MulticoreUse m;
+  m.cores = p.cores;
+  m.noc_topology = p.noc.topology == models::NocTopology::Mesh ? "mesh" : "crossbar";
+  const double end = static_cast<double>(std::max<int64_t>(1, s.end_cycle));
+  for (size_t c = 0; c < s.cores.size(); ++c) {
+    const auto& x = s.cores[c];
+    m.per_core.push_back({static_cast<int>(c), x.pe_busy_cycles, x.vp_busy_cycles, x.dma_busy_cycles, x.l2_bytes,
+                          static_cast<double>(x.pe_busy_cycles) / end, static_cast<double>(x.vp_busy_cycles) / end});
+  }
+  for (const auto& l : s.noc_links) m.noc_links.push_back({l.name, l.bytes, l.busy_cycles, l.busy_cycles / end});
+  m.noc_transfers = s.noc_transfers;
+  m.noc_wait_cycles = s.noc_wait_cycles;
+  for (double b : s.dram_channel_busy_cycles) m.dram_channel_utilization.push_back(b / end);
+  std::vector<report::LayerCores> layers;
+  for (const auto& lp : prog.layers) layers.push_back({lp.name, lp.split, lp.cores, 0, 0});
+  for (const auto& c : prog.commands) {
+    layers[static_cast<size_t>(c.layer)].noc_bytes += s.timings[static_cast<size_t>(c.id)].noc_bytes;
+    layers[static_cast<size_t>(c.layer)].noc_wait_cycles += s.timings[static_cast<size_t>(c.id)].noc_wait_cycles;
+  }
+  for (size_t i = 0; i < layers.size(); ++i)
+    if (!prog.layers[i].on_host) m.layers.push_back(layers[i]);
+  return m;
 }
 
 }  // namespace
@@ -29,6 +58,7 @@ NpuRun simulate_npu_workload(const ir::Graph& g, const config::HwConfig& hw, con
   r.sim = engine::simulate_npu(r.prog, params);
   r.report = report::build_report(g.name, r.prog, r.sim.timings, hw, params);
   r.report.units = unit_uses(r.sim);
+  if (params.cores > 1) r.report.multicore = multicore_use(r.prog, r.sim, params);
   return r;
 }
 

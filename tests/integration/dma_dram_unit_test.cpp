@@ -26,7 +26,7 @@ TEST(SingleUnit, TwoDmaChannelsShareOneDramBusFirstComeFirstServed) {
   Dram d("dram", dram, sb);
   L2Buffer l2("l2", 1e9, sb);  // never the bottleneck here
   // One 6400-byte load on each channel, no dependencies.
-  Dma unit("dma", dma, sb, d, l2, {{{0, {}, {DmaKind::LoadActivations, 6400, 1}}}, {{1, {}, {DmaKind::LoadActivations, 6400, 1}}}});
+  Dma unit("dma", dma, sb, d, l2, {{{0, {}, {{DmaKind::LoadActivations, 6400, 1}}}}, {{1, {}, {{DmaKind::LoadActivations, 6400, 1}}}}});
   sc_core::sc_start();
   ASSERT_TRUE(sb.all_done());
   // By hand: both set up for 10 cycles; the DRAM serves 6400 B in 6400/32 = 200 cycles, one

@@ -116,9 +116,12 @@ TEST(HwConfig, SetNeedsKnownPathAndEquals) {
 
 TEST(HwConfig, ResolvedListsEverySchemaKeyOnceAndMarkdownDocumentsThem) {
   const auto c = HwConfig::defaults();
-  size_t npu_keys = 0;
-  for (const auto& p : schema()) npu_keys += param_applies(p.path, "npu");
-  EXPECT_EQ(c.resolved().size(), npu_keys);
+  size_t npu_keys = 0, multicore_keys = 0;
+  for (const auto& p : schema()) npu_keys += param_applies(p.path, "npu"), multicore_keys += is_multicore_key(p.path);
+  EXPECT_EQ(multicore_keys, 7u);  // npu.cores, npu.noc.* (5), mapping.multicore
+  // One core lists no multi-core key (its reports are those of a chip without cores); more do.
+  EXPECT_EQ(c.resolved().size(), npu_keys - multicore_keys);
+  EXPECT_EQ(HwConfig::defaults({"npu.cores=2"}).resolved().size(), npu_keys);
   for (const auto& [k, v] : c.resolved()) EXPECT_NE(k.rfind("gpu.", 0), 0u) << k;
   const std::string md = schema_markdown();
   for (const auto& p : schema()) EXPECT_NE(md.find("`" + p.path + "`"), std::string::npos) << p.path;

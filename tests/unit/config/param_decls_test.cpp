@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "models/gpu/gpu_timing.h"
+#include "models/interconnect/noc.h"
 #include "models/memory/dram_timing.h"
 #include "models/npu/buffer_params.h"
 #include "models/npu/dma_timing.h"
@@ -97,7 +98,12 @@ Fields mapper_fields(const MapperParams& p) {
   return {double(p.l2_bytes), double(p.l2_weight_bytes), double(p.l2_act_bytes), double(p.weight_buffer_bytes),
           double(p.weight_prefetch_layers), double(p.staged_prefetch_layers), double(p.serialize_layers),
           double(p.keep_activations_on_chip), double(p.batch_groups_per_stage), p.batch_group_fill,
-          double(p.activation_prefetch_layers), p.host_cycles_per_byte, double(p.host_op_cycles)};
+          double(p.activation_prefetch_layers), p.host_cycles_per_byte, double(p.host_op_cycles), double(p.cores),
+          double(static_cast<int>(p.multicore))};
+}
+Fields noc_fields(const NocParams& p) {
+  return {double(p.topology == NocTopology::Mesh), p.link_bytes_per_cycle, double(p.hop_latency_cycles),
+          double(p.mesh_cols), double(p.injection_ports)};
 }
 Fields energy_fields(const EnergyParams& p) { return {p.pj_per_mac, p.pj_per_dram_byte, p.pj_per_sram_byte}; }
 
@@ -121,7 +127,7 @@ TEST(ParamDecls, SchemaIsTheUnionOfTheDeclarationsInOrder) {
   // Each unit's keys, in the order schema.cpp lists the units.
   const std::vector<const std::vector<ParamDecl>*> units = {
       &top_level_params(),         &PeArrayParams::params(), &VpParams::params(),
-      &BufferParams::params(),     &DmaParams::params(),     &MapperParams::params(),
+      &BufferParams::params(),     &DmaParams::params(),     &NocParams::params(),     &MapperParams::params(),
       &DramParams::params(),       &HostParams::params(),    &EnergyParams::params(),
       &GpuParams::params()};
   EXPECT_EQ(unit_param_lists(), units);
@@ -145,6 +151,7 @@ TEST(ParamDecls, EachStructReadsOnlyItsOwnKeys) {
   expect_reads_only(VpParams::params(), [](const HwConfig& c) { return vp_fields(VpParams::read(c)); });
   expect_reads_only(BufferParams::params(), [](const HwConfig& c) { return buffer_fields(BufferParams::read(c)); });
   expect_reads_only(DmaParams::params(), [](const HwConfig& c) { return dma_fields(DmaParams::read(c)); });
+  expect_reads_only(NocParams::params(), [](const HwConfig& c) { return noc_fields(NocParams::read(c)); });
   expect_reads_only(DramParams::params(), [](const HwConfig& c) { return dram_fields(DramParams::read(c, 64, 0)); });
   expect_reads_only(HostParams::params(), [](const HwConfig& c) { return host_fields(HostParams::read(c)); });
   expect_reads_only(MapperParams::params(),

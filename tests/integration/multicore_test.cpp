@@ -1,0 +1,127 @@
+// Multi-core NPU chips through the `sim` binary (docs/multicore.md): real workloads on several
+// cores within their physical bounds, reports and traces per core, systems and serving on such
+// chips, and bad multi-core keys refused by name.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <string>
+
+#include "tests/integration/test_util.h"
+
+using namespace npusim::test;
+using nlohmann::json;
+
+namespace {
+
+json simulate(const std::string& args, const std::string& tag, const std::string& trace = "") {
+  const std::string out = scratch_dir(tag) + "/report.json";
+  const auto r = run_sim(args + " -q --report '" + out + "'" + (trace.empty() ? "" : " --trace '" + trace + "'"));
+  EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.output;
+  json j = json::parse(read_text(out), nullptr, false);
+  return j.is_discarded() ? json::object() : j;
+}
+
+std::string real_resnet50_b1() { return "--ir '" + example("frontend_ir/int8_resnet50.sim_quantized_b1.json") + "'"; }
+
+}  // namespace
+
+TEST(Multicore, RealResNet50OnFourCoresIsFasterAndWithinItsPhysicalBounds) {
+  const json one = simulate(real_resnet50_b1() + " --hw gemini_zebu", "mc_one");
+  for (const char* topo : {"crossbar", "mesh"}) {
+    const std::string trace = scratch_dir(std::string("mc_trace_") + topo) + "/trace.json";
+    const json four = simulate(real_resnet50_b1() + " --hw gemini_zebu --set npu.cores=4 --set npu.noc.topology=" +
+                                   topo,
+                               std::string("mc_four_") + topo, trace);
+    const double cycles = four["totals"]["npu_cycles"].get<double>();
+    EXPECT_LT(cycles, one["totals"]["npu_cycles"].get<double>()) << topo;
+    // The chip's peak is four cores'; no run beats it or the DRAM's bandwidth.
+    EXPECT_DOUBLE_EQ(four["hardware"]["peak_macs_per_cycle"].get<double>(),
+                     4 * one["hardware"]["peak_macs_per_cycle"].get<double>());
+    EXPECT_GE(cycles, std::floor(four["totals"]["macs"].get<double>() / four["hardware"]["peak_macs_per_cycle"].get<double>()));
+    EXPECT_GE(cycles, std::floor(four["totals"]["dram_bytes"].get<double>() / four["hardware"]["dram_bytes_per_cycle"].get<double>()));
+    int64_t sum = 0;
+    for (const auto& l : four["layers"])
+      if (l["device"] == "npu") sum += l["cycles"].get<int64_t>();
+    EXPECT_EQ(sum, four["totals"]["npu_cycles"].get<int64_t>());
+    // Every core worked; every NPU layer says how it was split; the NoC carried bytes.
+    const json& mc = four["multicore"];
+    ASSERT_EQ(mc["per_core"].size(), 4u) << topo;
+    for (const auto& c : mc["per_core"]) EXPECT_GT(c["pe_busy_cycles"].get<int64_t>(), 0);
+    int split_layers = 0;
+    for (const auto& l : mc["layers"]) split_layers += l["cores"].get<int>() > 1;
+    EXPECT_GT(split_layers, 40) << topo;
+    int64_t noc_bytes = 0;
+    for (const auto& l : mc["noc_links"]) noc_bytes += l["bytes"].get<int64_t>();
+    EXPECT_GT(noc_bytes, four["totals"]["dram_bytes"].get<int64_t>()) << "every DRAM byte crosses two NoC links";
+    EXPECT_EQ(mc["dram_channel_utilization"].size(), std::stoul(four["hardware"]["config"]["memory.dram.channels"].get<std::string>()));
+    // The trace has a row per core's units.
+    const std::string t = read_text(trace);
+    EXPECT_NE(t.find("npu.core3.pe_array"), std::string::npos);
+    EXPECT_NE(t.find("npu.core0.dma.ch0"), std::string::npos);
+  }
+}
+
+TEST(Multicore, AOneCoreReportListsNoMultiCoreKeyAndNoMulticoreSection) {
+  const json one = simulate(real_resnet50_b1() + " --hw npu", "mc_plain");
+  EXPECT_FALSE(one.contains("multicore"));
+  EXPECT_FALSE(one["hardware"]["config"].contains("npu.cores"));
+  EXPECT_FALSE(one["hardware"]["config"].contains("npu.noc.topology"));
+  // The same chip with the key written out at 1 reports the same bytes.
+  const json same = simulate(real_resnet50_b1() + " --hw npu --set npu.cores=1 --set npu.noc.link_gbps=1",
+                             "mc_plain_set");
+  EXPECT_EQ(one.dump(), same.dump());
+  const json two = simulate(real_resnet50_b1() + " --hw npu --set npu.cores=2", "mc_two");
+  EXPECT_EQ(two["hardware"]["config"]["npu.cores"], "2");
+}
+
+TEST(Multicore, SlowerNocLinksNeverMakeAChipFaster) {
+  const std::string base = real_resnet50_b1() + " --hw npu --set npu.cores=4 --set npu.noc.topology=mesh";
+  double prev = 0;
+  for (const char* gbps : {"512", "32", "4"}) {
+    const json r = simulate(base + " --set npu.noc.link_gbps=" + gbps, std::string("mc_noc_") + gbps);
+    const double cycles = r["totals"]["npu_cycles"].get<double>();
+    EXPECT_GE(cycles, prev) << gbps << " GB/s";
+    prev = cycles;
+    if (std::string(gbps) == "4") EXPECT_GT(r["multicore"]["noc_wait_cycles"].get<int64_t>(), 0);
+  }
+}
+
+TEST(Multicore, SystemsAndServingRunOnMultiCoreChips) {
+  const auto sys = run_sim("--ir '" + source_dir() + "/examples/pipelines/tp2_mlp.json' --hw system_8x_rngd_8pe -q");
+  EXPECT_EQ(sys.exit_code, 0) << sys.output;
+  const auto llm = run_sim("llm gpt2 --hw rngd_8pe --batch 4 --input 64 --output 4 --buckets 2");
+  EXPECT_EQ(llm.exit_code, 0) << llm.output;
+  EXPECT_NE(llm.output.find("TTFT"), std::string::npos) << llm.output;
+}
+
+TEST(Multicore, BadMultiCoreKeysAreRefusedByName) {
+  struct Bad {
+    const char* set;
+    const char* names;
+  };
+  for (const Bad& b : {Bad{"npu.cores=0", "npu.cores"}, Bad{"npu.cores=-2", "npu.cores"}, Bad{"npu.cores=1.5", "npu.cores"},
+                       Bad{"npu.noc.topology=torus", "npu.noc.topology"}, Bad{"npu.noc.link_gbps=0", "npu.noc.link_gbps"},
+                       Bad{"npu.noc.hop_latency_ns=-1", "npu.noc.hop_latency_ns"},
+                       Bad{"npu.noc.injection_ports=0", "npu.noc.injection_ports"},
+                       Bad{"mapping.multicore=diagonal", "mapping.multicore"}}) {
+    const auto r = run_sim(real_resnet50_b1() + " --hw npu --set npu.cores=4 --set " + b.set + " -q");
+    EXPECT_EQ(r.exit_code, 2) << b.set << "\n" << r.output;
+    EXPECT_NE(r.output.find(b.names), std::string::npos) << b.set << "\n" << r.output;
+  }
+  // A mesh row wider than the chip's cores.
+  const auto r = run_sim(real_resnet50_b1() + " --hw npu --set npu.cores=4 --set npu.noc.mesh_cols=8 -q");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("npu.noc.mesh_cols"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("npu.cores"), std::string::npos) << r.output;
+}
+
+TEST(Multicore, EveryShippedMultiCoreChipRunsWithinItsBounds) {
+  for (const char* hw : {"npu_4core_mesh", "rngd_8pe", "tpu_v4"}) {
+    const json r = simulate(real_resnet50_b1() + " --hw " + hw, std::string("mc_chip_") + hw);
+    const double cycles = r["totals"]["npu_cycles"].get<double>();
+    EXPECT_GE(cycles, std::floor(r["totals"]["macs"].get<double>() / r["hardware"]["peak_macs_per_cycle"].get<double>())) << hw;
+    EXPECT_GE(cycles, std::floor(r["totals"]["dram_bytes"].get<double>() / r["hardware"]["dram_bytes_per_cycle"].get<double>())) << hw;
+    EXPECT_GT(r["multicore"]["cores"].get<int>(), 1) << hw;
+  }
+}

@@ -1,0 +1,169 @@
+// Mapping onto several cores (docs/multicore.md#mapping): a layer's rows or output channels are
+// spread over the cores, work and bytes are conserved, each core's commands chain only among
+// themselves, and consumers wait for every core through one join.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "sim/mapping/mapper.h"
+
+using namespace npusim;
+using namespace npusim::mapping;
+
+namespace {
+
+ir::Layer conv(int idx, const std::string& name, const std::string& prev, const std::string& next, int64_t n,
+               int64_t c, int64_t k, int64_t hw, int r) {
+  ir::Layer l;
+  l.index = idx;
+  l.name = name;
+  l.op = ir::OpKind::Conv2d;
+  l.input_dtypes = {ir::DType::Int8, ir::DType::Int8};
+  l.output_dtypes = {ir::DType::Int8};
+  l.input_shapes = {{n, c, hw, hw}, {k, c, r, r}};
+  l.output_shapes = {{n, k, hw, hw}};
+  l.kernel = {r, r};
+  l.padding = {r / 2, r / 2, r / 2, r / 2};
+  l.previous = {prev, "constant_" + name};
+  l.next = {next};
+  return l;
+}
+
+// a: a big map and small weights (3x3, 64 -> 64 at 56x56: 196 KiB in, 36 KiB of weights);
+// b: a small map and big weights (3x3, 512 -> 512 at 7x7: 24.5 KiB in, 2.25 MiB of weights).
+ir::Graph two_kinds() {
+  ir::Graph g;
+  g.name = "two_kinds";
+  g.layers = {conv(0, "a", "input1", "output1", 1, 64, 64, 56, 3), conv(1, "b", "input2", "output2", 1, 512, 512, 7, 3)};
+  return g;
+}
+
+int64_t pe_macs(const Program& p, int layer) {
+  int64_t m = 0;
+  for (const auto& c : p.commands)
+    if (c.unit == Unit::PeArray && c.layer == layer) m += c.pe.macs();
+  return m;
+}
+
+}  // namespace
+
+TEST(MulticoreMapping, OneCoreHasNoSplitNoJoinAndEveryCommandOnCoreZero) {
+  const auto p = map_graph(two_kinds(), config::HwConfig::defaults());
+  for (const auto& l : p.layers) {
+    EXPECT_EQ(l.cores, 1);
+    EXPECT_EQ(l.split, "");
+  }
+  for (const auto& c : p.commands) {
+    EXPECT_EQ(c.core, 0);
+    EXPECT_NE(c.unit, Unit::Sync);
+    EXPECT_EQ(c.remote_bytes, 0);
+  }
+}
+
+TEST(MulticoreMapping, AutoSplitsRowsOfBigMapsAndChannelsOfBigWeights) {
+  // Rows copy the weights to every core: 3 x 36 KiB more for a, 3 x 2.25 MiB for b. Channels
+  // make every core read the whole input: 3 x 196 KiB for a, 3 x 24.5 KiB for b.
+  const auto p = map_graph(two_kinds(), config::HwConfig::defaults({"npu.cores=4"}));
+  ASSERT_EQ(p.layers.size(), 2u);
+  EXPECT_EQ(p.layers[0].split, "rows");
+  EXPECT_EQ(p.layers[1].split, "channels");
+  EXPECT_EQ(p.layers[0].cores, 4);
+  EXPECT_EQ(p.layers[1].cores, 4);
+  // The policy can be forced either way.
+  const auto rows = map_graph(two_kinds(), config::HwConfig::defaults({"npu.cores=4", "mapping.multicore=rows"}));
+  EXPECT_EQ(rows.layers[1].split, "rows");
+  const auto channels = map_graph(two_kinds(), config::HwConfig::defaults({"npu.cores=4", "mapping.multicore=channels"}));
+  EXPECT_EQ(channels.layers[0].split, "channels");
+}
+
+TEST(MulticoreMapping, WorkIsConservedAndSpreadOverEveryCore) {
+  for (const char* split : {"rows", "channels", "auto"}) {
+    const auto p = map_graph(two_kinds(), config::HwConfig::defaults({"npu.cores=4", std::string("mapping.multicore=") + split}));
+    for (int layer = 0; layer < 2; ++layer) {
+      EXPECT_EQ(pe_macs(p, layer), p.layers[static_cast<size_t>(layer)].macs) << split;
+      std::map<int, int64_t> per_core;
+      for (const auto& c : p.commands)
+        if (c.unit == Unit::PeArray && c.layer == layer) per_core[c.core] += c.pe.macs();
+      ASSERT_EQ(per_core.size(), 4u) << split << " layer " << layer;
+      // Balanced within one tile's work.
+      int64_t lo = INT64_MAX, hi = 0;
+      for (const auto& [core, m] : per_core) lo = std::min(lo, m), hi = std::max(hi, m);
+      EXPECT_LE(hi - lo, hi / 2) << split << " layer " << layer;
+    }
+  }
+}
+
+TEST(MulticoreMapping, RowsCopyWeightsToEveryCoreAndChannelsDivideThem) {
+  auto weight_bytes = [](const Program& p, int layer, std::set<int>& cores) {
+    int64_t b = 0;
+    for (const auto& c : p.commands)
+      if (c.unit == Unit::Dma && c.layer == layer && c.dma.kind == models::DmaKind::LoadWeights) b += c.dma.bytes, cores.insert(c.core);
+    return b;
+  };
+  std::set<int> cores_rows, cores_channels;
+  const auto rows = map_graph(two_kinds(), config::HwConfig::defaults({"npu.cores=4", "mapping.multicore=rows"}));
+  const auto channels = map_graph(two_kinds(), config::HwConfig::defaults({"npu.cores=4", "mapping.multicore=channels"}));
+  EXPECT_EQ(weight_bytes(rows, 1, cores_rows), 4 * 512 * 512 * 9);
+  EXPECT_EQ(weight_bytes(channels, 1, cores_channels), 512 * 512 * 9);
+  EXPECT_EQ(cores_rows.size(), 4u);
+  EXPECT_EQ(cores_channels.size(), 4u);
+}
+
+TEST(MulticoreMapping, CoresChainOnlyTheirOwnTilesAndConsumersWaitForAJoin) {
+  // a -> b: b's input is a's output, kept on chip.
+  ir::Graph g;
+  g.name = "chain";
+  g.layers = {conv(0, "a", "input1", "b", 1, 64, 64, 56, 3), conv(1, "b", "a", "output1", 1, 64, 64, 56, 3)};
+  const auto p = map_graph(g, config::HwConfig::defaults({"npu.cores=4"}));
+  std::map<int, const Command*> by_id;
+  for (const auto& c : p.commands) by_id[c.id] = &c;
+  for (const auto& c : p.commands) {
+    for (int d : c.deps) EXPECT_LT(d, c.id);
+    if (c.unit == Unit::Sync) continue;
+    // A command waits on other cores' commands only through a join or a weight/input load
+    // that every core's tiles share (none here: rows copy the weights per core).
+    for (int d : c.deps)
+      if (by_id[d]->unit != Unit::Sync) EXPECT_EQ(by_id[d]->core, c.core) << c.label << " <- " << by_id[d]->label;
+  }
+  int joins = 0;
+  for (const auto& c : p.commands)
+    if (c.unit == Unit::Sync) {
+      ++joins;
+      std::set<int> cores;
+      for (int d : c.deps) cores.insert(by_id[d]->core);
+      EXPECT_EQ(cores.size(), 4u) << c.label;
+    }
+  EXPECT_GE(joins, 2);
+  // Both split the same rows: b reads a's rows on the core that made them (no remote bytes).
+  for (const auto& c : p.commands)
+    if (c.layer == 1 && c.unit == Unit::PeArray) EXPECT_EQ(c.remote_bytes, 0);
+  // Split b over channels instead: every core reads all of a's rows, 3/4 from other cores.
+  const auto q = map_graph(g, config::HwConfig::defaults({"npu.cores=4", "mapping.multicore=channels"}));
+  int64_t remote = 0, in = 0;
+  for (const auto& c : q.commands)
+    if (c.layer == 1 && c.unit == Unit::PeArray) remote += c.remote_bytes, in += c.pe.in_bytes;
+  EXPECT_NEAR(static_cast<double>(remote), 0.75 * static_cast<double>(in), 0.01 * static_cast<double>(in));
+}
+
+TEST(MulticoreMapping, ALayerWithFewerRowsThanCoresUsesFewerCores) {
+  // A 1-row dense layer (m = 1): rows cannot be split; channels can.
+  ir::Layer fc;
+  fc.index = 0;
+  fc.name = "fc";
+  fc.op = ir::OpKind::Conv2d;
+  fc.input_dtypes = {ir::DType::Int8, ir::DType::Int8};
+  fc.output_dtypes = {ir::DType::Int8};
+  fc.input_shapes = {{1, 2048, 1, 1}, {3, 2048, 1, 1}};
+  fc.output_shapes = {{1, 3, 1, 1}};
+  fc.kernel = {1, 1};
+  fc.previous = {"input1", "constant_fc"};
+  fc.next = {"output1"};
+  ir::Graph g;
+  g.name = "fc";
+  g.layers = {fc};
+  const auto p = map_graph(g, config::HwConfig::defaults({"npu.cores=8"}));
+  EXPECT_EQ(p.layers[0].split, "channels");
+  EXPECT_EQ(p.layers[0].cores, 3);  // one output channel per core
+  EXPECT_EQ(pe_macs(p, 0), 3 * 2048);
+}
