@@ -50,6 +50,11 @@ class Network {
   void set_memory_rate(int dev, double bytes_per_ns);
   double memory_rate(int dev) const;
   double memory_load(int dev, double t);
+  // Other traffic on a device's memory (compute of a slot sharing its chip): `rate` bytes per ns
+  // over [start_ns, end_ns).
+  void add_memory_load(int dev, double start_ns, double end_ns, double rate) {
+    if (memory_rate(dev) > 0 && end_ns > start_ns && rate > 0) m_loads[static_cast<size_t>(dev)].push_back({start_ns, end_ns, rate});
+  }
   int node_of(int dev) const { return m_p.devices_per_node > 0 ? dev / m_p.devices_per_node : 0; }
   int nodes() const;
   // Links as (from, to) pairs with what they carried and how long they were busy; to = -1 for

@@ -27,6 +27,9 @@ struct SystemTop : sc_core::sc_module {
   const std::vector<int>& slot_device;
   const std::vector<double>& compute_ns;
   const std::vector<double>& compute_bytes;
+  std::vector<bool> on_cores;  // by slot
+  std::vector<int> active;       // by device: compute supertasks running now (slots on cores)
+  std::vector<double> active_since, idle_since;
   models::Clock clk = models::Clock::from_ps(1000);  // time base: 1 ns
   models::Network net;
   std::deque<Ready> tensors;
@@ -34,8 +37,9 @@ struct SystemTop : sc_core::sc_module {
   int lanes;
 
   SystemTop(sc_core::sc_module_name n, const ir::System& s, const config::SystemConfig& c, const std::vector<int>& slots,
-            int host_lanes, const std::vector<double>& ns, const std::vector<double>& bytes, const std::vector<double>& mem_rate)
-      : sc_module(n), sys(s), cfg(c), slot_device(slots), compute_ns(ns), compute_bytes(bytes),
+            int host_lanes, const std::vector<double>& ns, const std::vector<double>& bytes, const std::vector<double>& mem_rate,
+            const std::vector<bool>& slot_on_cores)
+      : sc_module(n), sys(s), cfg(c), slot_device(slots), compute_ns(ns), compute_bytes(bytes), on_cores(slot_on_cores),
         net(static_cast<int>(c.devices.size()), c.network), tensors(s.tensors.size()), lanes(static_cast<int>(c.devices.size()) + host_lanes) {
     for (size_t d = 0; d < mem_rate.size() && d < c.devices.size(); ++d) net.set_memory_rate(static_cast<int>(d), mem_rate[d]);
     res.tasks.resize(s.supertasks.size());
@@ -46,7 +50,18 @@ struct SystemTop : sc_core::sc_module {
       tensors[i].producer = s.tensors[i].producer;
       if (s.tensors[i].constant) tensors[i].ready = true;
     }
-    for (int d = 0; d < lanes; ++d) sc_core::sc_spawn([this, d] { run_device(d); }, sc_core::sc_gen_unique_name("device"));
+    on_cores.resize(slots.size(), false);
+    active.assign(static_cast<size_t>(lanes), 0);
+    active_since.assign(static_cast<size_t>(lanes), 0);
+    idle_since.assign(static_cast<size_t>(lanes), 0);
+    for (int d = 0; d < lanes; ++d) {
+      // A chip whose slots run on their own cores runs one thread per slot; others one.
+      std::vector<int> own;
+      for (size_t k = 0; k < slots.size(); ++k)
+        if (slots[k] == d && on_cores[k]) own.push_back(static_cast<int>(k));
+      if (own.empty()) sc_core::sc_spawn([this, d] { run_device(d, -1); }, sc_core::sc_gen_unique_name("device"));
+      for (int k : own) sc_core::sc_spawn([this, d, k] { run_device(d, k); }, sc_core::sc_gen_unique_name("device"));
+    }
     std::vector<std::string> groups;
     for (int t : s.order) {
       const ir::SuperTask& st = s.supertasks[t];
@@ -88,24 +103,33 @@ struct SystemTop : sc_core::sc_module {
     return slot < 0 ? -1 : slot_device[static_cast<size_t>(slot)];
   }
 
-  void run_device(int d) {
+  // slot >= 0: only that slot's supertasks (a slot on some cores of the chip).
+  void run_device(int d, int slot) {
     double prev_end = 0;
     int prev = -1;
     for (int t : sys.order) {
       const ir::SuperTask& st = sys.supertasks[t];
-      if (st.kind != ir::SuperTaskKind::Compute || lane_of(t) != d) continue;
+      if (st.kind != ir::SuperTaskKind::Compute || lane_of(t) != d || (slot >= 0 && st.device_index != slot)) continue;
       const int crit = wait_inputs(t);
       const double start = clk.now();
       SuperTaskTiming& tt = res.tasks[t];
       // Idle before it: waiting on communication when the last input came from a collective.
-      if (start > prev_end && crit >= 0 && sys.supertasks[crit].kind == ir::SuperTaskKind::Communication)
-        res.devices[d].comm_wait_ns += start - prev_end;
+      // (Slots on cores: only while none of the chip's slots computes, since it last did.)
+      const double idle_from = slot >= 0 ? std::max(prev_end, idle_since[static_cast<size_t>(d)]) : prev_end;
+      if (start > idle_from && crit >= 0 && sys.supertasks[crit].kind == ir::SuperTaskKind::Communication &&
+          (slot < 0 || active[static_cast<size_t>(d)] == 0))
+        res.devices[d].comm_wait_ns += start - idle_from;
       tt.device_prev = prev;
       tt.waited_on_device = prev >= 0 && prev_end >= tt.ready_ns && prev_end > 0;
       tt.start_ns = start;
-      run_compute(d, t);
+      // Busy: while any of its slots computes (a slot on cores shares the chip with others).
+      if (active[static_cast<size_t>(d)]++ == 0) active_since[static_cast<size_t>(d)] = start;
+      run_compute(d, t, slot >= 0);
       tt.end_ns = clk.now();
-      res.devices[d].busy_ns += tt.end_ns - start;
+      if (--active[static_cast<size_t>(d)] == 0) {
+        res.devices[d].busy_ns += tt.end_ns - active_since[static_cast<size_t>(d)];
+        idle_since[static_cast<size_t>(d)] = tt.end_ns;
+      }
       for (int o : st.output_ids) mark(o, tt.end_ns);
       prev_end = tt.end_ns;
       prev = t;
@@ -114,7 +138,8 @@ struct SystemTop : sc_core::sc_module {
 
   // A compute supertask in slices: each needs its time alone or its share of the memory bytes
   // at what the collectives' transfers leave of the device's memory rate, whichever is longer.
-  void run_compute(int d, int t) {
+  // A slot on some cores of a chip also loads the chip's memory for its siblings to see.
+  void run_compute(int d, int t, bool on_cores_of_chip) {
     const double bytes = t < static_cast<int>(compute_bytes.size()) ? compute_bytes[static_cast<size_t>(t)] : 0;
     const double rate = d < static_cast<int>(cfg.devices.size()) ? net.memory_rate(d) : 0;
     if (bytes <= 0 || rate <= 0) return clk.wait_cycles(compute_ns[t]);
@@ -123,6 +148,7 @@ struct SystemTop : sc_core::sc_module {
     for (int k = 0; k < kSlices; ++k) {
       const double avail = std::max(rate - net.memory_load(d, clk.now()), 0.05 * rate);
       const double dt = std::max(slice, b / avail);
+      if (on_cores_of_chip) net.add_memory_load(d, clk.now(), clk.now() + dt, b / dt);
       res.devices[static_cast<size_t>(d)].mem_stall_ns += dt - slice;
       clk.wait_cycles(dt);
     }
@@ -203,8 +229,9 @@ std::string plan_name(const models::CollectivePlan& p) {
 
 SystemSimResult simulate_system(const ir::System& sys, const config::SystemConfig& cfg, const std::vector<int>& slot_device,
                                 int host_lanes, const std::vector<double>& compute_ns, const std::vector<double>& compute_bytes,
-                                const std::vector<double>& memory_rate) {
-  auto top = std::make_unique<SystemTop>("system", sys, cfg, slot_device, host_lanes, compute_ns, compute_bytes, memory_rate);
+                                const std::vector<double>& memory_rate, const std::vector<bool>& slot_on_cores) {
+  auto top = std::make_unique<SystemTop>("system", sys, cfg, slot_device, host_lanes, compute_ns, compute_bytes, memory_rate,
+                                         slot_on_cores);
   sc_core::sc_start();
   SystemSimResult r = std::move(top->res);
   for (const auto& t : r.tasks) r.makespan_ns = std::max(r.makespan_ns, t.end_ns);

@@ -53,9 +53,11 @@ std::string plan_name(const models::CollectivePlan& p);
 // compute_bytes[t]: its DRAM / HBM bytes, memory_rate[d]: device d's memory bytes per ns (both
 // optional): a compute supertask then shares its device's memory with the collectives' transfers
 // (docs/system.md#contention).
+// slot_on_cores[i]: slot i runs on some cores of a multi-core chip (docs/multicore.md#pipeline-slots):
+// the slots of one device then run side by side, drawing on its memory together.
 SystemSimResult simulate_system(const ir::System& sys, const config::SystemConfig& cfg,
                                 const std::vector<int>& slot_device, int host_lanes,
                                 const std::vector<double>& compute_ns, const std::vector<double>& compute_bytes = {},
-                                const std::vector<double>& memory_rate = {});
+                                const std::vector<double>& memory_rate = {}, const std::vector<bool>& slot_on_cores = {});
 
 }  // namespace npusim::engine

@@ -1,6 +1,7 @@
 // A pipeline on a system (sim/run/system_run.h).
 #include "sim/run/system_run.h"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -37,23 +38,75 @@ std::string structure_key(const ir::Graph& g) {
   return k.str();
 }
 
+// The cores of a device's chip (1: a one-core NPU or a GPU).
+int64_t chip_cores(const config::SystemDeviceConfig& d) { return d.gpu ? 1 : d.hw.get_int("npu.cores"); }
+
+// A slot of `cores` of a multi-core chip runs on those cores alone: the chip's config with
+// npu.cores = cores (a mesh no wider than them).
+config::HwConfig sub_chip(const config::HwConfig& hw, int64_t cores) {
+  config::HwConfig c = hw;
+  if (c.get_int("npu.noc.mesh_cols") > cores) c.set("npu.noc.mesh_cols=0");
+  c.set("npu.cores=" + std::to_string(cores));
+  return c;
+}
+
 }  // namespace
 
 SystemRun simulate_pipeline(const ir::System& sys, const config::SystemConfig& cfg, const DeviceRunOptions& ro) {
   SystemRun r;
   // Device slots: accelerators in file order onto the system's devices; cpu slots on host lanes.
+  // Slots naming processing elements of one chip ("npu:1:0-3", "npu:1:4-7") share that chip's
+  // device when it is a multi-core NPU with those cores: each runs on its own cores
+  // (docs/multicore.md#pipeline-slots); on a one-core device each slot takes a device.
   std::vector<int> slot_device(sys.devices.size(), -1);
+  std::vector<int64_t> slot_cores(sys.devices.size(), 0);  // > 0: a slot of that many cores of its chip
+  std::map<std::string, int> group_device;
+  std::map<int, std::vector<std::pair<int64_t, size_t>>> taken;  // device -> (first core, slot) of its slots
   int next = 0, lanes = 0;
   for (size_t i = 0; i < sys.devices.size(); ++i) {
     if (sys.devices[i].is_cpu()) {
       slot_device[i] = -2 - lanes++;
       continue;
     }
+    const ir::SystemDevice& sd = sys.devices[i];
+    if (sd.pe_count > 0 && group_device.count(sd.group)) {
+      const int d = group_device.at(sd.group);
+      if (chip_cores(cfg.devices[static_cast<size_t>(d)]) > 1) {
+        slot_device[i] = d;
+        slot_cores[i] = sd.pe_count;
+        taken[d].emplace_back(sd.pe_first, i);
+        continue;
+      }
+    }
     if (next >= static_cast<int>(cfg.devices.size()))
       throw InputError(cfg.source, "system.devices", "the pipeline places work on " + std::to_string(next + 1) + "+ accelerators ('" +
                                                    sys.devices[i].id + "' is one too many) but the system has " +
                                                    std::to_string(cfg.devices.size()));
+    if (sd.pe_count > 0 && chip_cores(cfg.devices[static_cast<size_t>(next)]) > 1) {
+      group_device[sd.group] = next;
+      slot_cores[i] = sd.pe_count;
+      taken[next].emplace_back(sd.pe_first, i);
+    }
     slot_device[i] = next++;
+  }
+  // The slots of one chip name cores it has, each core once.
+  for (auto& [d, slots] : taken) {
+    std::sort(slots.begin(), slots.end());
+    const int64_t cores = chip_cores(cfg.devices[static_cast<size_t>(d)]);
+    for (size_t k = 0; k < slots.size(); ++k) {
+      const ir::SystemDevice& sd = sys.devices[slots[k].second];
+      if (sd.pe_first + sd.pe_count > cores)
+        throw InputError(sys.source, sd.pointer, "slot '" + sd.spec + "' names cores " + std::to_string(sd.pe_first) + "-" +
+                                                     std::to_string(sd.pe_first + sd.pe_count - 1) + " but " +
+                                                     cfg.devices[static_cast<size_t>(d)].source + " (npu.cores) has " +
+                                                     std::to_string(cores));
+      if (k > 0) {
+        const ir::SystemDevice& prev = sys.devices[slots[k - 1].second];
+        if (prev.pe_first + prev.pe_count > sd.pe_first)
+          throw InputError(sys.source, sd.pointer, "slot '" + sd.spec + "' shares cores with slot '" + prev.spec +
+                                                       "': each core of a chip runs one slot");
+      }
+    }
   }
   const int n_dev = static_cast<int>(cfg.devices.size());
   for (auto& s : slot_device)
@@ -76,7 +129,9 @@ SystemRun simulate_pipeline(const ir::System& sys, const config::SystemConfig& c
       compute_ns[t] = cfg.host_overhead_ns + static_cast<double>(st.input_bytes + st.output_bytes) / cfg.host_bytes_per_ns;
       continue;
     }
-    jobs[{cfg.devices[static_cast<size_t>(lane)].source + "#" + std::to_string(cfg.devices[static_cast<size_t>(lane)].gpu),
+    const int64_t cores = slot_cores[static_cast<size_t>(st.device_index)];
+    jobs[{cfg.devices[static_cast<size_t>(lane)].source + "#" + std::to_string(cfg.devices[static_cast<size_t>(lane)].gpu) +
+              (cores > 0 ? "#cores" + std::to_string(cores) : ""),
           structure_key(st.compute->graph)}]
         .push_back(static_cast<int>(t));
   }
@@ -90,7 +145,8 @@ SystemRun simulate_pipeline(const ir::System& sys, const config::SystemConfig& c
       [&](size_t i) {
         const ir::SuperTask& st = sys.supertasks[static_cast<size_t>(groups[i].front())];
         const auto& dev = cfg.devices[static_cast<size_t>(slot_device[static_cast<size_t>(st.device_index)])];
-        return simulate_on_device(st.compute->graph, dev.hw, ro).to_text();
+        const int64_t cores = slot_cores[static_cast<size_t>(st.device_index)];
+        return simulate_on_device(st.compute->graph, cores > 0 ? sub_chip(dev.hw, cores) : dev.hw, ro).to_text();
       },
       [&](const run::TaskOutcome& out) {
         if (!out.ok) {
@@ -107,7 +163,9 @@ SystemRun simulate_pipeline(const ir::System& sys, const config::SystemConfig& c
       });
   if (!failure.empty()) throw InputError(sys.source, "", "simulating supertask " + failure);
 
-  r.sim = engine::simulate_system(sys, cfg, slot_device, lanes, compute_ns, compute_bytes, memory_rate);
+  std::vector<bool> on_cores(slot_cores.size());
+  for (size_t i = 0; i < slot_cores.size(); ++i) on_cores[i] = slot_cores[i] > 0;
+  r.sim = engine::simulate_system(sys, cfg, slot_device, lanes, compute_ns, compute_bytes, memory_rate, on_cores);
   r.slot_device = slot_device;
   r.estimated = estimated;
   return r;

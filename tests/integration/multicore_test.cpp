@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <fstream>
+#include <set>
 #include <string>
 
 #include "tests/integration/test_util.h"
@@ -124,4 +126,41 @@ TEST(Multicore, EveryShippedMultiCoreChipRunsWithinItsBounds) {
     EXPECT_GE(cycles, std::floor(r["totals"]["dram_bytes"].get<double>() / r["hardware"]["dram_bytes_per_cycle"].get<double>())) << hw;
     EXPECT_GT(r["multicore"]["cores"].get<int>(), 1) << hw;
   }
+}
+
+namespace {
+// examples/pipelines/pp4_transformer.json (4 stages) with its device slots replaced.
+std::string pp4_with_slots(const std::string& tag, const json& devices) {
+  const std::string dir = scratch_dir(tag);
+  json p = json::parse(read_text(source_dir() + "/examples/pipelines/pp4_transformer.json"));
+  p["devices"] = devices;
+  std::system(("cp '" + source_dir() + "/examples/pipelines/pp4_transformer.safetensors' '" + dir + "/'").c_str());
+  std::ofstream(dir + "/pp4_transformer.json") << p.dump();
+  return dir + "/pp4_transformer.json";
+}
+}  // namespace
+
+TEST(Multicore, PipelineSlotsOfOneChipRunOnItsCores) {
+  // Four stages on the halves of two 8-PE chips: two system devices busy, not four, each stage
+  // on 4 cores; the pipeline's makespan is the same order as on four whole chips.
+  const std::string halves = pp4_with_slots("mc_slots", {{"0", "npu:0:0-3"}, {"1", "npu:0:4-7"}, {"2", "npu:1:0-3"}, {"3", "npu:1:4-7"}});
+  const std::string out = scratch_dir("mc_slots_report") + "/r.json";
+  const auto r = run_sim("--ir '" + halves + "' --hw system_8x_rngd_8pe -q --report '" + out + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json rep = json::parse(read_text(out));
+  std::set<std::string> used;
+  for (const auto& t : rep["supertasks"])
+    if (t["kind"] == "fx") used.insert(t["device"].get<std::string>());
+  EXPECT_EQ(used, (std::set<std::string>{"dev0", "dev1"})) << rep["supertasks"].dump();
+  // A slot beyond the chip's cores, or two slots on one core, is refused naming the slot.
+  const auto beyond = run_sim("--ir '" + pp4_with_slots("mc_slots_beyond", {{"0", "npu:0:0-3"}, {"1", "npu:0:6-9"},
+                                                                            {"2", "npu:1:*"}, {"3", "npu:2:*"}}) +
+                              "' --hw system_8x_rngd_8pe -q");
+  EXPECT_EQ(beyond.exit_code, 2) << beyond.output;
+  EXPECT_NE(beyond.output.find("npu:0:6-9"), std::string::npos) << beyond.output;
+  const auto overlap = run_sim("--ir '" + pp4_with_slots("mc_slots_overlap", {{"0", "npu:0:0-3"}, {"1", "npu:0:2-3"},
+                                                                              {"2", "npu:1:*"}, {"3", "npu:2:*"}}) +
+                               "' --hw system_8x_rngd_8pe -q");
+  EXPECT_EQ(overlap.exit_code, 2) << overlap.output;
+  EXPECT_NE(overlap.output.find("npu:0:2-3"), std::string::npos) << overlap.output;
 }
