@@ -5,7 +5,8 @@
 // at `now` has crossed and waits until then, so concurrent transfers share links and contention
 // comes out of the simulation. Timing (cut-through at transfer granularity): a transfer between
 // one core and several peers (the DRAM controllers it interleaves over, or the cores whose L2
-// holds its input) books the core's own link for all its bytes and each peer's route (its
+// holds its input) books the core's own links for all its bytes (each of its injection ports
+// an equal share) and each peer's route (its
 // link, and the mesh links between the routers) for the peer's share; each booking starts when
 // all its links are free and lasts ceil(bytes / link_bytes_per_cycle). The transfer is done when
 // the last booking is, plus hops x hop_latency_cycles of the farthest peer (hops = 1 on a
@@ -47,7 +48,8 @@ inline const std::vector<config::ParamDecl>& NocParams::params() {
       {"npu.noc.link_gbps", T::Double, "256", "GB/s", "one NoC link, one direction (cores > 1)", {}, r::rate},
       {"npu.noc.hop_latency_ns", T::Double, "2", "ns", "per router hop (cores > 1)", {}, r::delay},
       {"npu.noc.mesh_cols", T::Int, "0", "routers", "mesh: routers per row (0: ceil(sqrt(cores)))", {}, {0, 1024, false, false}},
-      {"npu.noc.injection_ports", T::Int, "1", "links", "links between each core and its router, each way (cores > 1)", {},
+      {"npu.noc.injection_ports", T::Int, "1", "links",
+       "links between each core and its router, each way; a transfer spreads over them (cores > 1)", {},
        {1, 64, false, false}},
   };
   return decls;
@@ -83,7 +85,7 @@ class Noc {
   std::vector<int> route(int src_node, int dst_node) const;
   // Books `bytes` on every link of `links` from when all are free; returns when they are done.
   int64_t book(const std::vector<int>& links, int64_t now, int64_t bytes);
-  int64_t fan(int node, int port, bool node_sends, const std::vector<std::pair<int, int64_t>>& peers, int64_t now);
+  int64_t fan(int node, bool node_sends, const std::vector<std::pair<int, int64_t>>& peers, int64_t now);
   struct Link {
     std::string name;
     RateServer server;
@@ -99,7 +101,6 @@ class Noc {
   int link_index(int node, int port, bool eject) const;
   std::vector<int> m_mesh_out;  // router * 4 + direction
   int64_t m_transfers = 0, m_wait = 0;
-  std::vector<int> m_next_port;  // per core: its ports taken in turn
   int m_next_mc = 0;             // the controller the next DRAM transfer starts at
 };
 

@@ -23,7 +23,7 @@ const char* dir_name(int d) { return d == East ? "E" : d == West ? "W" : d == So
 }  // namespace
 
 Noc::Noc(int cores, int memory_ports, const NocParams& p)
-    : m_cores(std::max(1, cores)), m_ports(std::max(1, memory_ports)), m_p(p), m_next_port(static_cast<size_t>(m_cores), 0) {
+    : m_cores(std::max(1, cores)), m_ports(std::max(1, memory_ports)), m_p(p) {
   const int64_t inj = std::max<int64_t>(1, p.injection_ports);
   for (int c = 0; c < m_cores; ++c)
     for (int64_t k = 0; k < inj; ++k)
@@ -101,20 +101,27 @@ int64_t Noc::book(const std::vector<int>& links, int64_t now, int64_t bytes) {
   return start + service;
 }
 
-// The node at one end sends or receives the whole transfer through its own link (`port`); the
-// other end is several nodes, each with its share over its own route. Both ends stream at once
-// (cut-through), so the transfer is done when the slower end is, plus the routers' latency.
-int64_t Noc::fan(int node, int port, bool node_sends, const std::vector<std::pair<int, int64_t>>& peers, int64_t now) {
+// The node at one end sends or receives the whole transfer through its own links (a core's
+// injection ports, equal shares); the other end is several nodes, each with its share over its
+// own route. Both ends stream at once (cut-through), so the transfer is done when the slower end
+// is, plus the routers' latency.
+int64_t Noc::fan(int node, bool node_sends, const std::vector<std::pair<int, int64_t>>& peers, int64_t now) {
   int64_t total = 0;
   for (const auto& pr : peers) total += pr.second;
   if (total <= 0) return now;
   m_transfers++;
-  int64_t done = book({link_index(node, port, !node_sends)}, now, total);
+  const int64_t ports = node < m_cores ? std::max<int64_t>(1, m_p.injection_ports) : 1;
+  int64_t done = now;
+  for (int64_t k = 0; k < ports; ++k)
+    done = std::max(done, book({link_index(node, static_cast<int>(k), !node_sends)}, now, total / ports + (k < total % ports ? 1 : 0)));
   int max_hops = 0;
   for (const auto& [peer, bytes] : peers) {
-    std::vector<int> links{link_index(peer, 0, node_sends)};
-    for (int l : node_sends ? route(node, peer) : route(peer, node)) links.push_back(l);
-    done = std::max(done, book(links, now, bytes));
+    const int64_t peer_ports = peer < m_cores ? std::max<int64_t>(1, m_p.injection_ports) : 1;
+    for (int64_t k = 0; k < peer_ports; ++k) {  // a core peer spreads its share over its ports too
+      std::vector<int> links{link_index(peer, static_cast<int>(k), node_sends)};
+      for (int l : node_sends ? route(node, peer) : route(peer, node)) links.push_back(l);
+      done = std::max(done, book(links, now, bytes / peer_ports + (k < bytes % peer_ports ? 1 : 0)));
+    }
     max_hops = std::max(max_hops, hops(node, peer));
   }
   return done + max_hops * m_p.hop_latency_cycles;
@@ -128,10 +135,7 @@ int64_t Noc::dram_transfer(int core, int64_t now, int64_t bytes, int64_t burst_b
   for (int64_t i = 0; i < parts; ++i)
     peers.emplace_back(m_cores + static_cast<int>((m_next_mc + i) % m_ports), bytes / parts + (i < bytes % parts ? 1 : 0));
   m_next_mc = static_cast<int>((m_next_mc + parts) % m_ports);  // interleaving goes on where it stopped
-  const int64_t inj = std::max<int64_t>(1, m_p.injection_ports);
-  const int port = m_next_port[static_cast<size_t>(core)];
-  m_next_port[static_cast<size_t>(core)] = static_cast<int>((port + 1) % inj);
-  return fan(core, port, write, peers, now);
+  return fan(core, write, peers, now);
 }
 
 int64_t Noc::core_transfer(int src, int dst, int64_t now, int64_t bytes) {
@@ -145,7 +149,7 @@ int64_t Noc::core_transfer(int src, int dst, int64_t now, int64_t bytes) {
     for (int c = 0; c < m_cores; ++c)
       if (c != dst) peers.emplace_back(c, bytes / others + (k++ < bytes % others ? 1 : 0));
   }
-  return fan(dst, 0, false, peers, now);
+  return fan(dst, false, peers, now);
 }
 
 std::vector<NocLinkStats> Noc::link_stats() const {

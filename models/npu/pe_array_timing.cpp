@@ -25,6 +25,7 @@ PeArrayParams PeArrayParams::read(const config::HwConfig& c) {
   p.out_write_bytes_per_cycle = c.get_double("npu.pe_array.out_write_bytes_per_cycle");
   p.pe_groups = c.get_int("npu.pe_array.pe_groups");
   p.c_split_min_cycles = c.get_int("npu.pe_array.c_split_min_cycles");
+  p.window_packing = c.get_bool("npu.pe_array.window_packing");
   return p;
 }
 
@@ -75,7 +76,8 @@ PeTiming pe_tile_timing(const PeArrayParams& p, const PeTile& t) {
     // of the systolic pipeline are paid once per tile: consecutive blocks follow back to back.
     const int64_t k_folds = ceil_div(t.k, p.rows);
     const int64_t c_pad = ceil_div(t.c, p.channel_align) * p.channel_align;
-    const int64_t red_pad = c_pad * t.r * t.s;
+    // Without window packing each of the R x S positions folds its channels alone.
+    const int64_t red_pad = p.window_packing ? c_pad * t.r * t.s : t.r * t.s * ceil_div(c_pad, p.cols) * p.cols;
     const int64_t red_folds = ceil_div(red_pad, p.cols);
     // pe_groups > 1: the groups split one axis of the tile; groups left idle stretch the stream.
     r.group_split = pe_group_split_factor(p, t);

@@ -23,6 +23,9 @@ struct PeArrayParams {
   double out_write_bytes_per_cycle = 32;
   int64_t pe_groups = 1;           // groups that split one axis of a tile (1: no split)
   int64_t c_split_min_cycles = 1;  // a C split keeps at least this many reduction steps per pixel
+  // Weight stationary: the kernel window's positions share the columns with the channels
+  // (im2col); false: each position is a pass of its own over ceil(C / cols) folds (Gemmini, ONNXim).
+  bool window_packing = true;
 
   // The npu.pe_array.* keys: the one place their defaults and ranges are written (the member
   // initializers above repeat the defaults for tests that build the struct by hand).
@@ -64,6 +67,9 @@ inline const std::vector<config::ParamDecl>& PeArrayParams::params() {
        "groups split the input channels only if each group keeps at least this many reduction steps per output "
        "pixel: ceil(ceil(C / (cols / pe_groups)) / pe_groups) x R x S",
        {}, r::count},
+      {"npu.pe_array.window_packing", T::Bool, "true", "",
+       "weight stationary: pack the kernel window's positions with the channels onto the columns (im2col); false: "
+       "each position is a pass of its own over ceil(C_pad / cols) folds (Gemmini-style arrays, ONNXim)", {}, r::none},
   };
   return decls;
 }

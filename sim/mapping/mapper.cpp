@@ -62,8 +62,10 @@ MapperParams MapperParams::read(const config::HwConfig& c, const models::BufferP
   p.activation_prefetch_layers = static_cast<int>(c.get_int("mapping.activation_prefetch_layers"));
   p.cores = cores;
   const std::string split = c.get_string("mapping.multicore");
-  p.multicore = split == "rows" ? MapperParams::Multicore::Rows
-                : split == "channels" ? MapperParams::Multicore::Channels : MapperParams::Multicore::Auto;
+  p.multicore = split == "rows"       ? MapperParams::Multicore::Rows
+                : split == "channels" ? MapperParams::Multicore::Channels
+                : split == "layer"    ? MapperParams::Multicore::Layer
+                                      : MapperParams::Multicore::Auto;
   if (p.cores > 1) p.l2_act_bytes *= p.cores;  // a layer's tiles spread over every core's L2
   p.host_cycles_per_byte = host.cycles_per_byte;
   p.host_op_cycles = host.op_cycles;
@@ -346,8 +348,10 @@ class Mapper {
   // (every core loads the whole weights: (cores - 1) x weight bytes more) or its output
   // channels (every core reads the whole input: (cores - 1) x input bytes more); `auto` takes
   // the one that moves fewer bytes, rows on a tie. Vector-processor layers split their rows.
-  Split choose_split(const Layer& l, const LayerPlan& plan, const RowTiling& tiling) const {
+  Split choose_split(const Layer& l, const LayerPlan& plan, const RowTiling& tiling) {
     if (m_p.cores <= 1) return {};
+    // `layer`: each layer (instance) whole on one core, the cores in turn.
+    if (m_p.multicore == MapperParams::Multicore::Layer) return {SplitKind::One, 1, m_next_home++ % m_p.cores};
     const int64_t rows = tiling.total_rows > 0 ? tiling.total_rows : row_count(l);
     const int by_rows = static_cast<int>(std::min<int64_t>(m_p.cores, rows));
     if (!ir::runs_on_pe_array(l.op)) return by_rows > 1 ? Split{SplitKind::Rows, by_rows, 0} : Split{};
@@ -974,6 +978,7 @@ class Mapper {
   WeightPrefetch m_prefetch;                 // weight-prefetch policy and its history
   Instance m_inst;                           // the instance being mapped
   Split m_split;                             // how the layer being mapped is spread over the cores
+  int m_next_home = 0;                       // mapping.multicore: layer: the next layer's core
   // Its on-chip inputs (bytes, where they live): the share of a tile's input that is remote.
   std::vector<std::pair<int64_t, Split>> m_resident_inputs;
   std::vector<int64_t> m_live;               // whole-batch live activation bytes per layer

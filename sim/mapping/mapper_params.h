@@ -43,7 +43,7 @@ struct MapperParams {
   // them. Each core has the buffers above; the mapper plans activations against all cores'
   // L2 together (a layer's tiles are spread over them) and weights against one core's.
   int cores = 1;
-  enum class Multicore { Auto, Rows, Channels } multicore = Multicore::Auto;
+  enum class Multicore { Auto, Rows, Channels, Layer } multicore = Multicore::Auto;
   // From HostParams.
   double host_cycles_per_byte = 0;
   int64_t host_op_cycles = 0;
@@ -81,8 +81,9 @@ inline const std::vector<config::ParamDecl>& MapperParams::params() {
        "with batch_groups_per_stage: the share of the L2 a batch group's live activations may fill", {}, r::fraction},
       {"mapping.multicore", T::String, "auto", "",
        "npu.cores > 1: split each layer's output rows (images x rows, weights copied to every core), its output "
-       "channels (weights divided, inputs read by every core), or per layer whichever moves fewer bytes (auto)",
-       {"auto", "rows", "channels"}, r::none},
+       "channels (weights divided, inputs read by every core), per layer whichever moves fewer bytes (auto), or run "
+       "each layer whole on one core, the cores in turn (layer)",
+       {"auto", "rows", "channels", "layer"}, r::none},
   };
   return decls;
 }

@@ -119,7 +119,7 @@ TEST(Multicore, BadMultiCoreKeysAreRefusedByName) {
 }
 
 TEST(Multicore, EveryShippedMultiCoreChipRunsWithinItsBounds) {
-  for (const char* hw : {"npu_4core_mesh", "rngd_8pe", "tpu_v4"}) {
+  for (const char* hw : {"npu_4core_mesh", "rngd_8pe", "tpu_v4", "onnxim_ws_128x128_c4", "onnxim_ws_8x8_c4"}) {
     const json r = simulate(real_resnet50_b1() + " --hw " + hw, std::string("mc_chip_") + hw);
     const double cycles = r["totals"]["npu_cycles"].get<double>();
     EXPECT_GE(cycles, std::floor(r["totals"]["macs"].get<double>() / r["hardware"]["peak_macs_per_cycle"].get<double>())) << hw;

@@ -39,6 +39,7 @@ const std::vector<KeyCase> kCases = {
     {"npu.pe_array.out_write_bytes_per_cycle", "npu", "resnet50_b4", "64"},
     {"npu.pe_array.pe_groups", "gemini_zebu", "resnet50_b4", "1"},
     {"npu.pe_array.c_split_min_cycles", "gemini_zebu", "resnet50_b4", "1"},
+    {"npu.pe_array.window_packing", "npu", "resnet50_b4", "false"},
     {"npu.vector.lanes", "npu", "resnet50_b4", "64"},
     {"npu.vector.instr_overhead_cycles", "npu", "resnet50_b4", "1"},
     {"npu.vector.parallel_images", "npu", "resnet50_b4", "2"},

@@ -77,7 +77,7 @@ Fields pe_fields(const PeArrayParams& p) {
   return {double(p.rows), double(p.cols), double(p.dataflow == Dataflow::OutputStationary), p.macs_per_pe_cycle_int8,
           p.macs_per_pe_cycle_fp16, p.macs_per_pe_cycle_fp32, double(p.fold_overhead_cycles), double(p.channel_align),
           double(p.tile_setup_cycles), p.act_read_bytes_per_cycle, p.weight_read_bytes_per_cycle,
-          p.out_write_bytes_per_cycle, double(p.pe_groups), double(p.c_split_min_cycles)};
+          p.out_write_bytes_per_cycle, double(p.pe_groups), double(p.c_split_min_cycles), double(p.window_packing)};
 }
 Fields vp_fields(const VpParams& p) {
   Fields f = {double(p.lanes), double(p.parallel_images), double(p.instr_overhead_cycles)};
@@ -177,7 +177,8 @@ TEST(ParamDecls, PeArrayDefaultsAreTheDeclaredOnes) {
                        declared("npu.pe_array.weight_read_bytes_per_cycle"),
                        declared("npu.pe_array.out_write_bytes_per_cycle"),
                        declared("npu.pe_array.pe_groups"),
-                       declared("npu.pe_array.c_split_min_cycles")};
+                       declared("npu.pe_array.c_split_min_cycles"),
+                       double(decl("npu.pe_array.window_packing").default_value == "true")};
   EXPECT_EQ(pe_fields(PeArrayParams::read(HwConfig::defaults())), want);
   EXPECT_EQ(pe_fields(PeArrayParams{}), want);
   EXPECT_EQ(PeArrayParams::read(HwConfig::defaults()).tile_setup_cycles, 84);

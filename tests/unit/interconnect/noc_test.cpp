@@ -72,13 +72,17 @@ TEST(Noc, ACoreReadsRemoteDataFromEveryOtherCoreInShares) {
   EXPECT_EQ(one.core_transfer(-1, 0, 7, 1000), 7);
 }
 
-TEST(Noc, InjectionPortsTakeACoresTransfersInTurn) {
-  // Two ports per core: two reads of one core at once use different core links; the
-  // controllers (4 of them, 256 B each) are not the limit.
+TEST(Noc, ATransferSpreadsOverItsCoresInjectionPorts) {
+  // Two ports per core: a 1,024-B read takes 512 B on each (32 cycles at 16 B/cycle); the
+  // 4 controllers' links carry 256 B each (16 cycles). Done at 32.
   Noc noc(1, 4, params(NocTopology::Crossbar, 16, 0, 0, 2));
+  EXPECT_EQ(noc.dram_transfer(0, 0, 1024, 256, false), 32);
+  // A second read at once: the ports are busy until 32, the controllers until 16.
   EXPECT_EQ(noc.dram_transfer(0, 0, 1024, 256, false), 64);
-  // The controllers' links (256 B = 16 cycles each) are free again at 16; the second port at 0.
-  EXPECT_EQ(noc.dram_transfer(0, 0, 1024, 256, false), 64);
+  // Between two cores both ends spread over their ports: 400 B, 2 ports of 10 B/cycle at
+  // each end: 20 cycles, + 1 hop x 3.
+  Noc pair(2, 1, params(NocTopology::Crossbar, 10, 3, 0, 2));
+  EXPECT_EQ(pair.core_transfer(1, 0, 0, 400), 20 + 3);
   Noc single(1, 4, params(NocTopology::Crossbar, 16, 0, 0, 1));
   EXPECT_EQ(single.dram_transfer(0, 0, 1024, 256, false), 64);
   EXPECT_EQ(single.dram_transfer(0, 0, 1024, 256, false), 128);

@@ -167,3 +167,17 @@ TEST(MulticoreMapping, ALayerWithFewerRowsThanCoresUsesFewerCores) {
   EXPECT_EQ(p.layers[0].cores, 3);  // one output channel per core
   EXPECT_EQ(pe_macs(p, 0), 3 * 2048);
 }
+
+TEST(MulticoreMapping, LayerMappingRunsEachLayerWholeOnOneCoreInTurn) {
+  const auto p = map_graph(two_kinds(), config::HwConfig::defaults({"npu.cores=4", "mapping.multicore=layer"}));
+  std::map<int, std::set<int>> cores_of_layer;
+  for (const auto& c : p.commands) {
+    EXPECT_NE(c.unit, Unit::Sync);
+    cores_of_layer[c.layer].insert(c.core);
+  }
+  ASSERT_EQ(cores_of_layer.size(), 2u);
+  EXPECT_EQ(cores_of_layer[0], std::set<int>{0});
+  EXPECT_EQ(cores_of_layer[1], std::set<int>{1});
+  EXPECT_EQ(p.layers[0].split, "one");
+  EXPECT_EQ(pe_macs(p, 1), p.layers[1].macs);
+}

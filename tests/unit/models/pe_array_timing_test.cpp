@@ -61,6 +61,23 @@ TEST(PeArrayTiming, ReductionIsPackedOntoTheColumns) {
   EXPECT_EQ(pe_tile_timing(make_params(), t).compute_cycles, 36 + 6);
 }
 
+TEST(PeArrayTiming, WithoutWindowPackingEachWindowPositionIsItsOwnPass) {
+  // C=1, 3x3 kernel, unpacked: each of the 9 positions folds its 1 channel onto the 4 columns
+  // alone (C padded to 4): 9 folds, each streaming all 16 pixels = 144 cycles, plus one fill.
+  PeArrayParams p = make_params();
+  p.window_packing = false;
+  PeTile t = one_by_one(4, 1, 16);
+  t.r = t.s = 3;
+  t.weight_bytes = 36;
+  EXPECT_EQ(pe_tile_timing(p, t).folds, 9);
+  EXPECT_EQ(pe_tile_timing(p, t).compute_cycles, 9 * 16 + 6);
+  // A 1x1 convolution has one position: the same either way when C fills whole folds.
+  EXPECT_EQ(pe_tile_timing(p, one_by_one(5, 8, 16)).compute_cycles, pe_tile_timing(make_params(), one_by_one(5, 8, 16)).compute_cycles);
+  // C=6 over 4 columns: 2 folds per position, 18 in all: 18 x 16 + 6.
+  t.c = 6;
+  EXPECT_EQ(pe_tile_timing(p, t).compute_cycles, 18 * 16 + 6);
+}
+
 TEST(PeArrayTiming, ChannelsArePaddedToTheAlignment) {
   // C=3 on 4 columns: unpadded 16 x 3 / 4 = 12 cycles; padded to 4 channels 16 cycles.
   PeArrayParams p = make_params();
