@@ -9,7 +9,8 @@ layer with MACs as a point, arithmetic intensity (MAC per DRAM byte) against ach
 cycle, under the configuration's peak (hardware.peak_macs_per_cycle) and DRAM roof
 (hardware.dram_bytes_per_cycle). GPU runs: the same per processor group, in us and TFLOP/s
 against the config's tensor and HBM roofs. Multi-device runs (a report with "supertasks"): a
-per-device timeline of supertasks, critical path outlined. LLM serving reports (`sim llm`):
+per-device timeline of supertasks, critical path outlined. Multi-core NPU runs (a report with
+"multicore") add a timeline of each layer's span on each core. LLM serving reports (`sim llm`):
 output tokens/s, TTFT and end-to-end latency and the KV cache over time. Debian:
 python3-matplotlib.
 Exit status 2 on a report it cannot read, with the reason.
@@ -254,6 +255,37 @@ def draw_timeline(fig, spec, rep, title):
     ax.legend(handles, labels, fontsize=7, loc="upper right")
 
 
+def draw_core_timeline(fig, spec, rep, title):
+    """A multi-core NPU run: one row per core, each layer's compute span on it, coloured by the
+    layer's bound (multicore.layers[].spans)."""
+    ax = fig.add_subplot(spec)
+    mc = rep.get("multicore", {})
+    cores = int(mc.get("cores", 1))
+    bound = {l.get("name"): l.get("bound", "?") for l in rep.get("layers", [])}
+    labelled = set()
+    end = 0
+    for l in mc.get("layers", []):
+        b = bound.get(l.get("name"), "?")
+        for core, start, stop in l.get("spans", []):
+            ax.broken_barh([(start, max(stop - start, 1))], (core - 0.4, 0.8), facecolors=BOUND_COLORS.get(b, "#8c8c8c"),
+                           edgecolors="white", linewidth=0.2, label=b if b not in labelled else None)
+            labelled.add(b)
+            end = max(end, stop)
+    ax.set_yticks(range(cores))
+    ax.set_yticklabels(["core %d" % c for c in range(cores)], fontsize=8)
+    ax.set_ylim(cores - 0.5, -0.5)
+    ax.set_xlim(0, max(end, 1))
+    ax.set_xlabel("cycles")
+    split = {}
+    for l in mc.get("layers", []):
+        split[l.get("split", "?")] = split.get(l.get("split", "?"), 0) + 1
+    ax.set_title(title + "\nlayers split: " + ", ".join("%s %d" % kv for kv in sorted(split.items())), fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(handles, labels, fontsize=7, loc="upper right")
+
+
 def draw_serving(fig, rep, title):
     """sim llm: tokens/s and latency over time (continuous batching), the KV cache in use."""
     tl = rep.get("timeline") or []
@@ -343,9 +375,12 @@ def main(argv=None):
         n = len({t.get("device") for t in rep.get("supertasks", []) if t.get("device")})
         fig = plt.figure(figsize=(11, 1.6 + 0.45 * max(n, 2)))
         draw_timeline(fig, gridspec.GridSpec(1, 1)[0], rep, title)
+    elif kind == "npu" and a.only == "timeline" and rep.get("multicore"):
+        fig = plt.figure(figsize=(11, 1.6 + 0.45 * max(int(rep["multicore"].get("cores", 2)), 2)))
+        draw_core_timeline(fig, gridspec.GridSpec(1, 1)[0], rep, title + ": layers on each core")
     else:
         if a.only == "timeline":
-            fail("%s: a single-device report has no timeline of devices (give a multi-device report)" % a.report)
+            fail("%s: a single-device report has no timeline of devices (give a multi-device report or a multi-core chip's)" % a.report)
         rows, roofs = npu_rows(rep) if kind == "npu" else gpu_rows(rep)
         if not rows:
             fail("%s: the report has no layers" % a.report)
@@ -355,6 +390,14 @@ def main(argv=None):
         elif a.only == "roofline":
             fig = plt.figure(figsize=(6.5, 5))
             draw_roofline(fig, gridspec.GridSpec(1, 1)[0], rows, roofs, "roofline: " + title)
+        elif kind == "npu" and rep.get("multicore"):  # a multi-core chip: its cores' timeline below
+            cores = int(rep["multicore"].get("cores", 2))
+            fig = plt.figure(figsize=(15, 5.2 + 1.2 + 0.35 * cores))
+            gs = gridspec.GridSpec(2, 2, width_ratios=[1.6, 1], height_ratios=[5.2, 1.2 + 0.35 * cores], wspace=0.22, hspace=0.45)
+            draw_bars(fig, gs[0, 0], rows, roofs["time_unit"], title + ": %s per %s by bound" % (roofs["time_unit"], roofs["row"]),
+                      roofs["row"])
+            draw_roofline(fig, gs[0, 1], rows, roofs, "roofline")
+            draw_core_timeline(fig, gs[1, :], rep, "layers on each core")
         else:
             fig = plt.figure(figsize=(15, 5.2))
             gs = gridspec.GridSpec(1, 2, width_ratios=[1.6, 1], wspace=0.22)

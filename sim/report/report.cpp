@@ -241,9 +241,12 @@ nlohmann::json multicore_json(const MulticoreUse& m) {
                              {"pe_utilization", c.pe_utilization}, {"vp_utilization", c.vp_utilization}});
   for (const LinkUse& l : m.noc_links)
     j["noc_links"].push_back({{"link", l.link}, {"bytes", l.bytes}, {"busy_cycles", l.busy_cycles}, {"utilization", l.utilization}});
-  for (const LayerCores& l : m.layers)
+  for (const LayerCores& l : m.layers) {
+    nlohmann::json spans = nlohmann::json::array();
+    for (const CoreSpan& s : l.spans) spans.push_back({s.core, s.start_cycle, s.end_cycle});
     j["layers"].push_back({{"name", l.name}, {"split", l.split}, {"cores", l.cores}, {"noc_bytes", l.noc_bytes},
-                           {"noc_wait_cycles", l.noc_wait_cycles}});
+                           {"noc_wait_cycles", l.noc_wait_cycles}, {"spans", spans}});
+  }
   return j;
 }
 

@@ -55,10 +55,15 @@ struct LinkUse {
   int64_t bytes = 0;
   double busy_cycles = 0, utilization = 0;  // of npu_cycles
 };
+struct CoreSpan {
+  int core = 0;
+  int64_t start_cycle = 0, end_cycle = 0;  // the layer's first and last PE / VP work on this core
+};
 struct LayerCores {
   std::string name, split;  // split: rows, channels or one (one core)
   int cores = 1;
   int64_t noc_bytes = 0, noc_wait_cycles = 0;
+  std::vector<CoreSpan> spans;  // by core, the cores it computed on
 };
 struct MulticoreUse {
   int cores = 1;

@@ -3,6 +3,8 @@
 
 #include "sim/mapping/mapper.h"
 
+#include <algorithm>
+
 namespace npusim::run {
 
 namespace {
@@ -41,10 +43,21 @@ report::MulticoreUse multicore_use(const mapping::Program& prog, const engine::S
   for (double b : s.dram_channel_busy_cycles) m.dram_channel_utilization.push_back(b / end);
   std::vector<report::LayerCores> layers;
   for (const auto& lp : prog.layers) layers.push_back({lp.name, lp.split, lp.cores, 0, 0});
+  // Each layer's compute span on each core (the per-core timeline).
+  std::vector<std::vector<report::CoreSpan>> spans(prog.layers.size(), std::vector<report::CoreSpan>(s.cores.size(), {0, -1, -1}));
   for (const auto& c : prog.commands) {
-    layers[static_cast<size_t>(c.layer)].noc_bytes += s.timings[static_cast<size_t>(c.id)].noc_bytes;
-    layers[static_cast<size_t>(c.layer)].noc_wait_cycles += s.timings[static_cast<size_t>(c.id)].noc_wait_cycles;
+    const auto& t = s.timings[static_cast<size_t>(c.id)];
+    layers[static_cast<size_t>(c.layer)].noc_bytes += t.noc_bytes;
+    layers[static_cast<size_t>(c.layer)].noc_wait_cycles += t.noc_wait_cycles;
+    if (c.unit != mapping::Unit::PeArray && c.unit != mapping::Unit::Vector) continue;
+    report::CoreSpan& sp = spans[static_cast<size_t>(c.layer)][static_cast<size_t>(c.core)];
+    sp.core = c.core;
+    sp.start_cycle = sp.start_cycle < 0 ? t.start_cycle : std::min(sp.start_cycle, t.start_cycle);
+    sp.end_cycle = std::max(sp.end_cycle, t.end_cycle);
   }
+  for (size_t i = 0; i < layers.size(); ++i)
+    for (const auto& sp : spans[i])
+      if (sp.start_cycle >= 0) layers[i].spans.push_back(sp);
   for (size_t i = 0; i < layers.size(); ++i)
     if (!prog.layers[i].on_host) m.layers.push_back(layers[i]);
   return m;

@@ -164,3 +164,22 @@ TEST(Multicore, PipelineSlotsOfOneChipRunOnItsCores) {
   EXPECT_EQ(overlap.exit_code, 2) << overlap.output;
   EXPECT_NE(overlap.output.find("npu:0:2-3"), std::string::npos) << overlap.output;
 }
+
+// --plot: a multi-core chip's pictures gain a row per core; --only timeline draws just those.
+TEST(Multicore, PlotDrawsEachCoresTimeline) {
+  const std::string d = scratch_dir("mc_plot");
+  const auto r = run_sim(real_resnet50_b1() + " --hw npu_4core_mesh -q --report '" + d + "/r.json' --plot '" + d + "/p.png'");
+  if (r.exit_code == 2 && r.output.find("matplotlib") != std::string::npos) GTEST_SKIP() << "no python3-matplotlib";
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_GT(read_text(d + "/p.png").size(), 1000u);
+  const json rep = json::parse(read_text(d + "/r.json"));
+  for (const auto& l : rep["multicore"]["layers"])
+    for (const auto& s : l["spans"]) {
+      EXPECT_LT(s[0].get<int>(), 4);
+      EXPECT_LE(s[1].get<int64_t>(), s[2].get<int64_t>());
+    }
+  const int rc = std::system(("/usr/bin/python3 '" + source_dir() + "/scripts/plot_run.py' '" + d + "/r.json' --only timeline -o '" + d +
+                              "/t.png' > /dev/null 2>&1").c_str());
+  EXPECT_EQ(rc, 0);
+  EXPECT_GT(read_text(d + "/t.png").size(), 1000u);
+}
