@@ -82,8 +82,9 @@ inline const std::vector<config::ParamDecl>& MapperParams::params() {
       {"mapping.multicore", T::String, "auto", "",
        "npu.cores > 1: split each layer's output rows (images x rows, weights copied to every core), its output "
        "channels (weights divided, inputs read by every core), per layer whichever moves fewer bytes (auto), or run "
-       "each layer whole on one core, the cores in turn (layer)",
-       {"auto", "rows", "channels", "layer"}, r::none},
+       "each layer whole on one core, the cores in turn (layer), or fuse the cores into one (fused: one array of "
+       "every core's PEs, their buffers, lanes and DMA channels together)",
+       {"auto", "rows", "channels", "layer", "fused"}, r::none},
   };
   return decls;
 }

@@ -183,3 +183,13 @@ TEST(Multicore, PlotDrawsEachCoresTimeline) {
   EXPECT_EQ(rc, 0);
   EXPECT_GT(read_text(d + "/t.png").size(), 1000u);
 }
+
+// RNGD's 8 PEs fused (mapping.multicore=fused on rngd_8pe) are the fused card rngd.yaml, whose
+// figures are 8 x each PE's: the same simulated time.
+TEST(Multicore, FusedRngdPesAreTheFusedCard) {
+  const json fused = simulate(real_resnet50_b1() + " --hw rngd_8pe --set mapping.multicore=fused", "mc_fused");
+  const json card = simulate(real_resnet50_b1() + " --hw rngd", "mc_fused_card");
+  EXPECT_EQ(fused["totals"]["npu_cycles"], card["totals"]["npu_cycles"]);
+  EXPECT_FALSE(fused.contains("multicore"));
+  EXPECT_EQ(fused["hardware"]["peak_macs_per_cycle"], card["hardware"]["peak_macs_per_cycle"]);
+}

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "sim/mapping/mapper.h"
+#include "sim/mapping/npu_params.h"
 
 using namespace npusim;
 using namespace npusim::mapping;
@@ -180,4 +181,21 @@ TEST(MulticoreMapping, LayerMappingRunsEachLayerWholeOnOneCoreInTurn) {
   EXPECT_EQ(cores_of_layer[1], std::set<int>{1});
   EXPECT_EQ(p.layers[0].split, "one");
   EXPECT_EQ(pe_macs(p, 1), p.layers[1].macs);
+}
+
+TEST(MulticoreMapping, FusedCoresAreOneCoreWithEveryCoresResources) {
+  // 8 cores of 128 x 64: the smaller side doubled three times -> 256 x 256; 3 cores: rows x 3.
+  const auto p = NpuParams::read(config::HwConfig::defaults(
+      {"npu.cores=8", "mapping.multicore=fused", "npu.pe_array.rows=128", "npu.pe_array.cols=64", "npu.l2.size_kib=1024",
+       "npu.dma.channels=1", "npu.vector.lanes=64"}));
+  EXPECT_EQ(p.cores, 1);
+  EXPECT_EQ(p.pe.rows, 256);
+  EXPECT_EQ(p.pe.cols, 256);
+  EXPECT_EQ(p.buffers.l2_bytes, 8 * 1024 * 1024);
+  EXPECT_EQ(p.dma.channels, 8);
+  EXPECT_EQ(p.vp.lanes, 512);
+  EXPECT_EQ(p.mapper.cores, 1);
+  const auto three = NpuParams::read(config::HwConfig::defaults({"npu.cores=3", "mapping.multicore=fused"}));
+  EXPECT_EQ(three.pe.rows, 3 * 64);
+  EXPECT_EQ(three.pe.cols, 64);
 }
