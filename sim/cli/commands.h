@@ -32,6 +32,8 @@ struct RunOptions {
   bool tf32 = false;
   std::string row_kernels;           // one-pass | looped; empty: looped with --fusion off, else one-pass
   int64_t max_memory_mib = 8192;     // --max-memory: the NPU mapping's budget (mapping::NpuParams::max_program_bytes)
+  std::vector<std::string> tenants;  // --tenant: more workloads at once on a multi-core NPU
+  std::vector<int> tenant_cores;     // --tenant-cores: cores of each (--ir first)
 };
 // `sim --ir X --hw Y` on any device (run::run): read, validate, simulate, write the outputs.
 int run_npu(const RunOptions& o);

@@ -23,6 +23,11 @@ static int sim_main(int argc, char** argv) {
   app.add_option("--hw", run.hw, "hardware description: a YAML file or a shipped config's name (npu, gemini_zebu, gpu_h100...)")
       ->capture_default_str();
   app.add_option("--set", run.sets, "override a hardware parameter: path.to.key=value (repeatable)");
+  app.add_option("--tenant", run.tenants, "multi-core NPU: another workload that runs at the same time on cores of its own "
+                                         "(repeatable; docs/multicore.md#multi-tenancy)");
+  app.add_option("--tenant-cores", run.tenant_cores, "cores of each workload run at once, --ir first (default: equal shares)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
   app.add_option("--report", run.report_json, "write the per-layer report as JSON");
   app.add_option("--csv", run.csv, "write the per-layer report as CSV");
   app.add_option("--trace", run.trace, "write a Chrome/Perfetto trace (JSON)");

@@ -74,6 +74,14 @@ int run_npu(const RunOptions& o) {
         throw InputError("sim", option, "applies to GPU configs (device: gpu) only; " + o.hw + " describes an NPU");
   run::Workload w;
   w.graph = &graph;
+  // More workloads at once on disjoint cores (docs/multicore.md#multi-tenancy).
+  if (!o.tenant_cores.empty() && o.tenants.empty())
+    throw InputError("sim", "--tenant-cores", "gives the cores of workloads run at once: add them with --tenant FILE");
+  std::vector<ir::Graph> tenants;
+  tenants.reserve(o.tenants.size());
+  for (const auto& t : o.tenants) tenants.push_back(frontends::read_workload(t, "", ""));
+  for (const auto& t : tenants) w.tenants.push_back(&t);
+  w.tenant_cores = o.tenant_cores;
   write_outputs(run::run(w, hw, run_options(o)), o);
   return kOk;
 }

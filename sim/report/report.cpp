@@ -173,6 +173,9 @@ std::string format_multicore(const RunReport& r) {
   if (busiest)
     o << "NoC: " << grouped(m.noc_transfers) << " transfers, busiest link " << busiest->link
       << fmt(" %.1f%%", 100 * busiest->utilization) << ", " << grouped(m.noc_wait_cycles) << " cycles waited for links\n";
+  for (const TenantUse& t : m.tenants)
+    o << "tenant " << t.workload << " on cores " << t.first_core << "-" << t.first_core + t.cores - 1 << ": "
+      << grouped(t.end_cycle - t.start_cycle) << " cycles (ends at " << grouped(t.end_cycle) << ")\n";
   if (!m.dram_channel_utilization.empty()) {
     const auto [lo, hi] = std::minmax_element(m.dram_channel_utilization.begin(), m.dram_channel_utilization.end());
     o << "DRAM channels busy: " << fmt("%.1f%%", 100 * *lo) << " .. " << fmt("%.1f%%", 100 * *hi) << "\n";
@@ -241,6 +244,9 @@ nlohmann::json multicore_json(const MulticoreUse& m) {
                              {"pe_utilization", c.pe_utilization}, {"vp_utilization", c.vp_utilization}});
   for (const LinkUse& l : m.noc_links)
     j["noc_links"].push_back({{"link", l.link}, {"bytes", l.bytes}, {"busy_cycles", l.busy_cycles}, {"utilization", l.utilization}});
+  for (const TenantUse& t : m.tenants)
+    j["tenants"].push_back({{"workload", t.workload}, {"first_core", t.first_core}, {"cores", t.cores},
+                            {"start_cycle", t.start_cycle}, {"end_cycle", t.end_cycle}, {"macs", t.macs}});
   for (const LayerCores& l : m.layers) {
     nlohmann::json spans = nlohmann::json::array();
     for (const CoreSpan& s : l.spans) spans.push_back({s.core, s.start_cycle, s.end_cycle});

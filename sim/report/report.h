@@ -65,6 +65,11 @@ struct LayerCores {
   int64_t noc_bytes = 0, noc_wait_cycles = 0;
   std::vector<CoreSpan> spans;  // by core, the cores it computed on
 };
+struct TenantUse {  // one workload of a multi-tenant run (docs/multicore.md#multi-tenancy)
+  std::string workload;
+  int first_core = 0, cores = 0;
+  int64_t start_cycle = 0, end_cycle = 0, macs = 0;
+};
 struct MulticoreUse {
   int cores = 1;
   std::string noc_topology;
@@ -73,6 +78,7 @@ struct MulticoreUse {
   int64_t noc_transfers = 0, noc_wait_cycles = 0;
   std::vector<double> dram_channel_utilization;  // each channel's bus busy / npu_cycles
   std::vector<LayerCores> layers;                // NPU layers, in execution order
+  std::vector<TenantUse> tenants;                // several workloads at once (sim --tenant)
 };
 
 struct RunReport {

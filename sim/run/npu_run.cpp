@@ -2,6 +2,7 @@
 #include "sim/run/npu_run.h"
 
 #include "sim/mapping/mapper.h"
+#include "sim/ir/error.h"
 
 #include <algorithm>
 
@@ -64,6 +65,66 @@ report::MulticoreUse multicore_use(const mapping::Program& prog, const engine::S
 }
 
 }  // namespace
+
+NpuRun simulate_npu_tenants(const std::vector<const ir::Graph*>& graphs, const config::HwConfig& hw,
+                            const mapping::NpuParams& params, std::vector<int> cores) {
+  const int chip = params.cores, n = static_cast<int>(graphs.size());
+  if (cores.empty())
+    for (int i = 0; i < n; ++i) cores.push_back(chip / n + (i < chip % n ? 1 : 0));
+  int used = 0;
+  for (int c : cores) used += c;
+  if (static_cast<int>(cores.size()) != n || used > chip || *std::min_element(cores.begin(), cores.end()) < 1)
+    throw InputError("--tenant-cores", "",
+                     std::to_string(n) + " workloads need " + std::to_string(n) + " core counts of at least 1 adding up to at most " +
+                         hw.source() + "'s npu.cores = " + std::to_string(chip) + " (given " + std::to_string(cores.size()) +
+                         " counts, " + std::to_string(used) + " cores)");
+  NpuRun r;
+  std::string name;
+  int first_core = 0;
+  for (int i = 0; i < n; ++i) {
+    // The tenant's cores alone: the chip's config with npu.cores = its count.
+    config::HwConfig sub = hw;
+    if (sub.get_int("npu.noc.mesh_cols") > cores[static_cast<size_t>(i)]) sub.set("npu.noc.mesh_cols=0");
+    sub.set("npu.cores=" + std::to_string(cores[static_cast<size_t>(i)]));
+    mapping::NpuParams p = mapping::NpuParams::read(sub);
+    p.max_program_bytes = params.max_program_bytes;
+    mapping::Program prog = mapping::map_graph(*graphs[static_cast<size_t>(i)], sub, p);
+    const int id0 = static_cast<int>(r.prog.commands.size()), layer0 = static_cast<int>(r.prog.layers.size());
+    for (auto& c : prog.commands) {
+      c.id += id0;
+      for (int& d : c.deps) d += id0;
+      c.layer += layer0;
+      c.core += first_core;
+      if (c.remote_core >= 0) c.remote_core += first_core;
+      r.prog.commands.push_back(std::move(c));
+    }
+    for (auto& l : prog.layers) {
+      l.name = "t" + std::to_string(i) + "." + l.name;
+      if (l.split.empty()) l.split = "one";  // a tenant of one core
+      r.prog.layers.push_back(std::move(l));
+    }
+    r.tenants.push_back({graphs[static_cast<size_t>(i)]->name, first_core, cores[static_cast<size_t>(i)], layer0,
+                         static_cast<int>(r.prog.layers.size())});
+    name += (i ? " + " : "") + graphs[static_cast<size_t>(i)]->name;
+    first_core += cores[static_cast<size_t>(i)];
+  }
+  r.sim = engine::simulate_npu(r.prog, params);
+  r.report = report::build_report(name, r.prog, r.sim.timings, hw, params);
+  r.report.units = unit_uses(r.sim);
+  r.report.multicore = multicore_use(r.prog, r.sim, params);
+  for (const auto& t : r.tenants) {
+    report::TenantUse u{t.workload, t.first_core, t.cores, INT64_MAX, 0, 0};
+    for (const auto& c : r.prog.commands)
+      if (c.layer >= t.first_layer && c.layer < t.end_layer) {
+        u.start_cycle = std::min(u.start_cycle, r.sim.timings[static_cast<size_t>(c.id)].start_cycle);
+        u.end_cycle = std::max(u.end_cycle, r.sim.timings[static_cast<size_t>(c.id)].end_cycle);
+      }
+    for (int l = t.first_layer; l < t.end_layer; ++l) u.macs += r.prog.layers[static_cast<size_t>(l)].macs;
+    if (u.start_cycle == INT64_MAX) u.start_cycle = 0;
+    r.report.multicore.tenants.push_back(u);
+  }
+  return r;
+}
 
 NpuRun simulate_npu_workload(const ir::Graph& g, const config::HwConfig& hw, const mapping::NpuParams& params) {
   NpuRun r;

@@ -173,6 +173,8 @@ RunRecord run(const Workload& w, const Hardware& hw, const RunOptions& o) {
     return rec;
   }
   const config::HwConfig& cfg = *hw.hw;
+  if (!w.tenants.empty() && (hw.device != "npu" || !w.graph))
+    throw InputError(cfg.source(), "device", "several workloads at once (--tenant) run on a multi-core NPU (npu.cores > 1)");
   if (w.system)
     throw InputError(cfg.source(), "", "a pipeline runs on a system: give a YAML with a `system:` section "
                                        "(docs/system.md), e.g. configs/system_2x_npu.yaml");
@@ -186,6 +188,17 @@ RunRecord run(const Workload& w, const Hardware& hw, const RunOptions& o) {
     return rec;
   }
   if (w.plans) throw InputError(cfg.source(), "device", "is " + hw.device + ": ARK plans run on a GPU config (device: gpu)");
+  if (!w.tenants.empty()) {  // several workloads on disjoint cores (docs/multicore.md#multi-tenancy)
+    mapping::NpuParams params = mapping::NpuParams::read(cfg);
+    params.max_program_bytes = o.max_program_bytes;
+    if (params.cores < 2)
+      throw InputError(cfg.source(), "npu.cores", "several workloads at once (--tenant) need a chip of several cores (npu.cores = " +
+                                                      std::to_string(params.cores) + ")");
+    std::vector<const ir::Graph*> graphs{w.graph};
+    graphs.insert(graphs.end(), w.tenants.begin(), w.tenants.end());
+    out.npu = std::make_unique<NpuRun>(simulate_npu_tenants(graphs, cfg, params, w.tenant_cores));
+    return rec;
+  }
   run_npu(out, *w.graph, cfg, o);
   return rec;
 }

@@ -28,6 +28,11 @@ struct Workload {
   const std::vector<gpu::Program>* plans = nullptr;
   std::string plans_name;
   const ServingWorkload* serving = nullptr;  // with a device or system config (not run::run's: the CLI's `sim llm`)
+  // Multi-tenancy on a multi-core NPU (docs/multicore.md#multi-tenancy): more graphs that run at
+  // the same time as `graph`, each on its own cores (`sim --tenant`); tenant_cores: the cores of
+  // each, `graph` first (empty: the chip's cores shared equally).
+  std::vector<const ir::Graph*> tenants;
+  std::vector<int> tenant_cores;
 };
 
 }  // namespace npusim::run

@@ -193,3 +193,38 @@ TEST(Multicore, FusedRngdPesAreTheFusedCard) {
   EXPECT_FALSE(fused.contains("multicore"));
   EXPECT_EQ(fused["hardware"]["peak_macs_per_cycle"], card["hardware"]["peak_macs_per_cycle"]);
 }
+
+// Two workloads at once on disjoint cores (sim --tenant): each stays on its cores, shares the
+// DRAM and NoC (never faster than alone on the same cores), and bad core counts are refused.
+TEST(Multicore, TwoWorkloadsRunAtOnceOnDisjointCores) {
+  const std::string d = scratch_dir("mc_tenants");
+  ASSERT_EQ(run_sim("zoo bert-base --layers 2 -o '" + d + "/bert.json'").exit_code, 0);
+  const std::string bert = "'" + d + "/bert.json'";
+  const json both = simulate(real_resnet50_b1() + " --tenant " + bert + " --tenant-cores 3,1 --hw npu_4core_mesh", "mc_tenants_both");
+  const json& t = both["multicore"]["tenants"];
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0]["first_core"], 0);
+  EXPECT_EQ(t[0]["cores"], 3);
+  EXPECT_EQ(t[1]["first_core"], 3);
+  for (const auto& l : both["multicore"]["layers"]) {
+    const bool first = l["name"].get<std::string>().rfind("t0.", 0) == 0;
+    for (const auto& s : l["spans"]) EXPECT_EQ(s[0].get<int>() < 3, first) << l["name"];
+  }
+  // Alone on the same cores: the chip's config with npu.cores = 3 (and 1).
+  const json r50 = simulate(real_resnet50_b1() + " --hw npu_4core_mesh --set npu.cores=3", "mc_tenants_r50");
+  const json b = simulate("--ir " + bert + " --hw npu_4core_mesh --set npu.cores=1 --set npu.noc.mesh_cols=0", "mc_tenants_bert");
+  // Each tenant's program is the one it has alone: the same MACs and DRAM bytes, added up.
+  EXPECT_EQ(both["totals"]["dram_bytes"].get<int64_t>(), r50["totals"]["dram_bytes"].get<int64_t>() + b["totals"]["dram_bytes"].get<int64_t>());
+  // Neither beats its own cores' peak.
+  const double peak_per_core = both["hardware"]["peak_macs_per_cycle"].get<double>() / 4;
+  EXPECT_GE(t[0]["end_cycle"].get<double>(), t[0]["macs"].get<double>() / (3 * peak_per_core));
+  EXPECT_GE(t[1]["end_cycle"].get<double>(), t[1]["macs"].get<double>() / peak_per_core);
+  EXPECT_EQ(both["totals"]["macs"].get<int64_t>(), r50["totals"]["macs"].get<int64_t>() + b["totals"]["macs"].get<int64_t>());
+  // Core counts that do not fit, or a one-core chip.
+  const auto over = run_sim(real_resnet50_b1() + " --tenant " + bert + " --tenant-cores 3,3 --hw npu_4core_mesh -q");
+  EXPECT_EQ(over.exit_code, 2) << over.output;
+  EXPECT_NE(over.output.find("--tenant-cores"), std::string::npos) << over.output;
+  const auto one = run_sim(real_resnet50_b1() + " --tenant " + bert + " --hw npu -q");
+  EXPECT_EQ(one.exit_code, 2) << one.output;
+  EXPECT_NE(one.output.find("npu.cores"), std::string::npos) << one.output;
+}
