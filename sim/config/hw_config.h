@@ -104,7 +104,8 @@ class HwConfig {
 // NPU and GPU descriptions are separate roots: a `device: gpu` config uses the gpu.* keys, a
 // `device: npu` config everything else; name, clock_mhz and device belong to both.
 bool param_applies(const std::string& path, const std::string& device);
-// npu.cores, npu.noc.* and mapping.multicore: what a one-core NPU's reports do not list.
+// npu.cores, npu.noc.*, mapping.multicore and mapping.pipeline_images: what a one-core NPU's
+// reports do not list.
 bool is_multicore_key(const std::string& path);
 
 // Markdown table of the schema (docs/config.md is generated from it).

@@ -65,7 +65,9 @@ MapperParams MapperParams::read(const config::HwConfig& c, const models::BufferP
   p.multicore = split == "rows"       ? MapperParams::Multicore::Rows
                 : split == "channels" ? MapperParams::Multicore::Channels
                 : split == "layer"    ? MapperParams::Multicore::Layer
+                : split == "pipeline" ? MapperParams::Multicore::Pipeline
                                       : MapperParams::Multicore::Auto;
+  p.pipeline_images = c.get_int("mapping.pipeline_images");
   if (p.cores > 1) p.l2_act_bytes *= p.cores;  // a layer's tiles spread over every core's L2
   p.host_cycles_per_byte = host.cycles_per_byte;
   p.host_op_cycles = host.op_cycles;
@@ -87,7 +89,9 @@ class Mapper {
 
   Program run() {
     count_consumers();
-    const auto segments = plan_segments(m_graph, m_p);
+    const bool pipeline = m_p.cores > 1 && m_p.multicore == MapperParams::Multicore::Pipeline;
+    if (pipeline) plan_stages();
+    const auto segments = pipeline ? pipeline_segments() : plan_segments(m_graph, m_p);
     m_live = whole_batch_live_bytes(m_graph);
     size_t i = 0;
     for (const auto& seg : segments) {
@@ -97,6 +101,44 @@ class Mapper {
     }
     for (; i < m_graph.layers.size(); ++i) map_layer(m_graph.layers[i], Instance{});
     return std::move(m_prog);
+  }
+
+  // mapping.multicore: pipeline (docs/multicore.md#pipeline): consecutive layers in `cores`
+  // stages of about equal MACs, stage k on core k, each stage's weights resident on its core.
+  void plan_stages() {
+    int64_t total = 0;
+    for (const Layer& l : m_graph.layers) total += l.macs();
+    int64_t before = 0;
+    std::vector<int64_t> weights(static_cast<size_t>(m_p.cores), 0);
+    for (const Layer& l : m_graph.layers) {
+      const double mid = static_cast<double>(before) + static_cast<double>(l.macs()) / 2;
+      const int stage = total > 0 ? std::min(m_p.cores - 1, static_cast<int>(mid * m_p.cores / static_cast<double>(total))) : 0;
+      m_stage[l.index] = stage;
+      weights[static_cast<size_t>(stage)] += l.weight_bytes();
+      before += l.macs();
+    }
+    const int64_t store = m_p.weight_buffer_bytes + m_p.l2_weight_bytes;
+    for (int s = 0; s < m_p.cores; ++s)
+      if (weights[static_cast<size_t>(s)] > store)
+        throw InputError(m_cfg.source(), "mapping.multicore",
+                         "pipeline: stage " + std::to_string(s) + " of " + m_graph.name + " holds " +
+                             std::to_string(weights[static_cast<size_t>(s)] >> 10) + " KiB of weights, more than a core's " +
+                             std::to_string(store >> 10) + " KiB (npu.weight_buffer + the L2 weight share): use more cores or another split");
+  }
+  // Images stream through the stages in groups of mapping.pipeline_images: every run of the
+  // Frontend IR's own NPU ops is one batch-group run of that group size.
+  std::vector<Segment> pipeline_segments() const {
+    std::vector<Segment> segs;
+    const int64_t batch = m_graph.batch();
+    const int64_t group = std::min<int64_t>(std::max<int64_t>(1, m_p.pipeline_images), batch);
+    if (batch <= 1 || group >= batch) return segs;
+    for (size_t i = 0; i < m_graph.layers.size(); ++i) {
+      const Layer& l = m_graph.layers[i];
+      if (l.device != ir::Device::Npu || !ir::is_frontend_ir_native(l.op)) continue;
+      if (!segs.empty() && segs.back().first + segs.back().count == i) segs.back().count++;
+      else segs.push_back(Segment{i, 1, group, 0});
+    }
+    return segs;
   }
 
   static Shape with_batch(Shape s, int64_t batch, int64_t nb) {
@@ -350,8 +392,13 @@ class Mapper {
   // the one that moves fewer bytes, rows on a tie. Vector-processor layers split their rows.
   Split choose_split(const Layer& l, const LayerPlan& plan, const RowTiling& tiling) {
     if (m_p.cores <= 1) return {};
-    // `layer`: each layer (instance) whole on one core, the cores in turn.
-    if (m_p.multicore == MapperParams::Multicore::Layer) return {SplitKind::One, 1, m_next_home++ % m_p.cores};
+    // `layer`: each layer whole on one core, the cores in turn (every batch group of a layer on
+    // the same core, where its weights are).
+    if (m_p.multicore == MapperParams::Multicore::Layer) {
+      const auto it = m_stage.find(l.index);
+      return {SplitKind::One, 1, it != m_stage.end() ? it->second : (m_stage[l.index] = m_next_home++ % m_p.cores)};
+    }
+    if (m_p.multicore == MapperParams::Multicore::Pipeline) return {SplitKind::One, 1, m_stage.at(l.index)};
     const int64_t rows = tiling.total_rows > 0 ? tiling.total_rows : row_count(l);
     const int by_rows = static_cast<int>(std::min<int64_t>(m_p.cores, rows));
     if (!ir::runs_on_pe_array(l.op)) return by_rows > 1 ? Split{SplitKind::Rows, by_rows, 0} : Split{};
@@ -979,6 +1026,7 @@ class Mapper {
   Instance m_inst;                           // the instance being mapped
   Split m_split;                             // how the layer being mapped is spread over the cores
   int m_next_home = 0;                       // mapping.multicore: layer: the next layer's core
+  std::unordered_map<int, int> m_stage;      // mapping.multicore: pipeline / layer: each layer's core, by index
   // Its on-chip inputs (bytes, where they live): the share of a tile's input that is remote.
   std::vector<std::pair<int64_t, Split>> m_resident_inputs;
   std::vector<int64_t> m_live;               // whole-batch live activation bytes per layer

@@ -43,7 +43,8 @@ struct MapperParams {
   // them. Each core has the buffers above; the mapper plans activations against all cores'
   // L2 together (a layer's tiles are spread over them) and weights against one core's.
   int cores = 1;
-  enum class Multicore { Auto, Rows, Channels, Layer } multicore = Multicore::Auto;
+  enum class Multicore { Auto, Rows, Channels, Layer, Pipeline } multicore = Multicore::Auto;
+  int64_t pipeline_images = 1;  // mapping.pipeline_images: images per step through the stages
   // From HostParams.
   double host_cycles_per_byte = 0;
   int64_t host_op_cycles = 0;
@@ -83,8 +84,11 @@ inline const std::vector<config::ParamDecl>& MapperParams::params() {
        "npu.cores > 1: split each layer's output rows (images x rows, weights copied to every core), its output "
        "channels (weights divided, inputs read by every core), per layer whichever moves fewer bytes (auto), or run "
        "each layer whole on one core, the cores in turn (layer), or fuse the cores into one (fused: one array of "
-       "every core's PEs, their buffers, lanes and DMA channels together)",
-       {"auto", "rows", "channels", "layer", "fused"}, r::none},
+       "every core's PEs, their buffers, lanes and DMA channels together), or pipeline the layers over the cores, "
+       "a stage of consecutive layers each, images streaming through (pipeline)",
+       {"auto", "rows", "channels", "layer", "fused", "pipeline"}, r::none},
+      {"mapping.pipeline_images", T::Int, "1", "images",
+       "mapping.multicore: pipeline: images that go through the stages together (a micro-batch)", {}, r::count},
   };
   return decls;
 }

@@ -82,6 +82,7 @@ const std::vector<KeyCase> kCases = {
     {"mapping.batch_groups_per_stage", "npu", "resnet50_b4", "true"},
     {"mapping.batch_group_fill", "gemini_zebu", "resnet50_b4", "0.4"},
     {"mapping.multicore", "npu_4core_mesh", "resnet50_b4", "rows"},
+    {"mapping.pipeline_images", "rngd_8pe", "resnet50_b4_pipeline", "2"},
     {"memory.dram.bandwidth_gbps", "npu", "resnet50_b4", "64"},
     {"memory.dram.latency_ns", "npu", "resnet50_b4", "200"},
     {"memory.dram.channels", "npu", "resnet50_b4", "4"},
@@ -97,6 +98,8 @@ std::string workload_args(const std::string& name) {
   static std::map<std::string, std::string> made;
   if (made.count(name)) return made[name];
   const std::string d = scratch_dir("npu_key_workloads");
+  if (name == "resnet50_b4_pipeline")  // the pipeline split, where mapping.pipeline_images applies
+    return made[name] = workload_args("resnet50_b4") + " --set mapping.multicore=pipeline";
   std::string zoo = name == "resnet50_b4"     ? "resnet50 --batch 4"
                     : name == "resnet50_fp16" ? "resnet50 --dtype fp16"
                     : name == "resnet50_fp32" ? "resnet50 --dtype fp32"

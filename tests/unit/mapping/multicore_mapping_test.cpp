@@ -199,3 +199,29 @@ TEST(MulticoreMapping, FusedCoresAreOneCoreWithEveryCoresResources) {
   EXPECT_EQ(three.pe.rows, 3 * 64);
   EXPECT_EQ(three.pe.cols, 64);
 }
+
+TEST(MulticoreMapping, PipelineStagesAreConsecutiveLayersAndImagesStreamThroughThem) {
+  // Four equal 3x3 convolutions (64 -> 64 at 28x28) on 8 images, 4 cores: stage k = conv k on
+  // core k; images go through in groups of mapping.pipeline_images (2: 4 groups).
+  ir::Graph g;
+  g.name = "chain4";
+  for (int i = 0; i < 4; ++i)
+    g.layers.push_back(conv(i, "c" + std::to_string(i), i == 0 ? "input1" : "c" + std::to_string(i - 1),
+                            i == 3 ? "output1" : "c" + std::to_string(i + 1), 8, 64, 64, 28, 3));
+  const auto p = map_graph(g, config::HwConfig::defaults({"npu.cores=4", "mapping.multicore=pipeline", "mapping.pipeline_images=2"}));
+  ASSERT_EQ(p.layers.size(), 4u);
+  for (size_t l = 0; l < 4; ++l) {
+    EXPECT_EQ(p.layers[l].batch_groups, 4) << l;
+    EXPECT_EQ(p.layers[l].split, "one");
+  }
+  for (const auto& c : p.commands) EXPECT_EQ(c.core, c.layer) << c.label;
+  for (int l = 0; l < 4; ++l) EXPECT_EQ(pe_macs(p, l), p.layers[static_cast<size_t>(l)].macs);
+  // A stage whose weights do not fit its core's weight storage is refused naming the key.
+  try {
+    map_graph(g, config::HwConfig::defaults({"npu.cores=4", "mapping.multicore=pipeline", "npu.weight_buffer.size_kib=16",
+                                              "npu.l2.weight_share=0"}));
+    ADD_FAILURE() << "no error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("mapping.multicore"), std::string::npos) << e.what();
+  }
+}
