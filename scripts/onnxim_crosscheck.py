@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ResNet-50 side by side with ONNXim (docs/validation.md#onnxim-cross-check).
+"""ResNet-50 or a Llama layer side by side with ONNXim (docs/validation.md#onnxim-cross-check).
 
 Reads ONNXim's simulator log of ResNet-50 (the `Layer <name> finish at <cycle>` lines that
 ../shared/tools/peers/onnxim_resnet50.sh leaves in ${TMPDIR:-/tmp}/onnxim/run_*.log) and npusim's
@@ -11,6 +11,11 @@ ONNXim runs one layer at a time, so a layer's time is its finish cycle minus the
 npusim's layers are charged as docs/timing.md#layers says (they add up to the total). Stages are
 assigned by counting convolutions in execution order (ResNet-50: 1 in the stem, then 10, 13, 19
 and 10), so a residual add or a pool belongs to the stage it runs in.
+
+Language mode (a log with `layer0.attn...` layers: ONNXim's llama3-8b.json, one layer): the
+attention block (QKV, attention, projection, its norm) and the FFN block, against npusim's
+`model.layers.0.*` layers of `sim zoo llama3-8b --layers 1` (the FFN: `model.layers.0.mlp.*`;
+the embedding, final norm and LM head are left out, as ONNXim's single layer has none).
 
 Usage: onnxim_crosscheck.py ONNXIM_LOG NPUSIM_REPORT.json [--label TEXT]
 """
@@ -24,7 +29,7 @@ GROUPS = ["stem (conv1, max pool)", "layer1 (56x56)", "layer2 (28x28)", "layer3 
           "head (avg pool, fc)"]
 
 
-def onnxim_groups(path):
+def onnxim_finish(path):
     finish = []
     with open(path, errors="replace") as f:
         for line in f:
@@ -33,6 +38,10 @@ def onnxim_groups(path):
                 finish.append((m.group(1), int(m.group(2))))
     if not finish:
         sys.exit(f"onnxim_crosscheck: {path}: no 'Layer ... finish at' lines (not an ONNXim log?)")
+    return finish
+
+
+def onnxim_groups(finish):
     sums = [0] * len(GROUPS)
     prev = 0
     for name, t in finish:
@@ -45,6 +54,23 @@ def onnxim_groups(path):
         sums[g] += t - prev
         prev = t
     return sums, finish[-1][1]
+
+
+def onnxim_language(finish):
+    sums = [0, 0]
+    prev = 0
+    for name, t in finish:
+        sums[1 if ".ffn." in name else 0] += t - prev
+        prev = t
+    return sums, finish[-1][1]
+
+
+def npusim_language(rep):
+    sums = [0, 0]
+    for l in rep.get("layers", []):
+        if l.get("name", "").startswith("model.layers.0."):
+            sums[1 if l["name"].startswith("model.layers.0.mlp") else 0] += l["cycles"]
+    return sums, sum(sums)
 
 
 def npusim_groups(path):
@@ -74,11 +100,19 @@ def main():
     ap.add_argument("npusim_report")
     ap.add_argument("--label", default="")
     a = ap.parse_args()
-    o, o_total = onnxim_groups(a.onnxim_log)
-    n, n_total = npusim_groups(a.npusim_report)
+    finish = onnxim_finish(a.onnxim_log)
+    if any(name.startswith("layer0.") for name, _ in finish):
+        groups = ["attention (QKV, attention, projection, norm)", "FFN (gate/up, activation, down, norm)"]
+        o, o_total = onnxim_language(finish)
+        with open(a.npusim_report) as f:
+            n, n_total = npusim_language(json.load(f))
+    else:
+        groups = GROUPS
+        o, o_total = onnxim_groups(finish)
+        n, n_total = npusim_groups(a.npusim_report)
     print(f"| {a.label or 'part'} | ONNXim cycles | npusim cycles | npusim / ONNXim |")
     print("|---|---|---|---|")
-    for g, ov, nv in zip(GROUPS, o, n):
+    for g, ov, nv in zip(groups, o, n):
         print(f"| {g} | {ov:,} | {nv:,} | {nv / ov:.2f} |" if ov else f"| {g} | {ov:,} | {nv:,} | - |")
     print(f"| **total** | **{o_total:,}** | **{n_total:,}** | **{n_total / o_total:.3f}** |")
 
