@@ -1,6 +1,7 @@
 // Tiling and scheduling of layers onto the NPU units (docs/mapping.md).
 #include "sim/mapping/mapper.h"
 
+#include "sim/mapping/buffer_state.h"
 #include "sim/mapping/prefetch.h"
 #include "sim/mapping/segments.h"
 #include "sim/mapping/tiling.h"
@@ -164,9 +165,8 @@ class Mapper {
     if (m_p.batch_groups_per_stage)
       for (size_t i = seg.first; i < seg.first + seg.count; ++i)
         for (const auto& p : m_graph.layers[i].previous) {
-          auto it = m_tensors.find(ir::edge_layer(p));
-          if (!inside.count(p) && it != m_tensors.end() && it->second.remaining_consumers > 0)
-            it->second.remaining_consumers += static_cast<int>(groups) - 1;
+          TensorState* t = m_buffers.find(ir::edge_layer(p));
+          if (!inside.count(p) && t && t->remaining_consumers > 0) t->remaining_consumers += static_cast<int>(groups) - 1;
         }
     // Per-stage runs (the Gemini compiler's) leave their outputs for later layers in L2 when
     // they fit beside the next groups; the other rule stores them per group.
@@ -234,10 +234,10 @@ class Mapper {
       t.bytes = l.output_shapes.empty() ? 0 : bytes_of(l.output_shapes[0], l.output_dtypes.empty() ? ir::DType::Int8 : l.output_dtypes[0]);
       t.remaining_consumers = outside;
       bool all_in_l2 = true;
-      for (int64_t g = 0; g < groups; ++g) all_in_l2 = all_in_l2 && m_tensors.at(group_name(l.name, g)).in_l2;
+      for (int64_t g = 0; g < groups; ++g) all_in_l2 = all_in_l2 && m_buffers.at(group_name(l.name, g)).in_l2;
       if (keep_outputs && outside > 0) {
         for (int64_t g = 0; g < groups; ++g) {
-          TensorState& part = m_tensors.at(group_name(l.name, g));
+          TensorState& part = m_buffers.at(group_name(l.name, g));
           if (!all_in_l2 && part.in_l2) {  // some part was stored: store the rest too
             Command st;
             st.unit = Unit::Dma;
@@ -251,7 +251,7 @@ class Mapper {
           part.remaining_consumers = 0;  // the whole tensor below holds its bytes
         }
       }
-      const TensorState& last_group = m_tensors.at(group_name(l.name, groups - 1));
+      const TensorState& last_group = m_buffers.at(group_name(l.name, groups - 1));
       t.where = last_group.where;
       t.in_l2 = keep_outputs && outside > 0 && all_in_l2;
       t.in_dram = !t.in_l2;
@@ -259,33 +259,14 @@ class Mapper {
       t.store_cmd = t.in_l2 ? -1 : last_group.store_cmd;
       if (!t.in_l2 && keep_outputs && outside > 0) {
         int last_store = -1;  // stores run in program order on their queue: the last one ends last
-        for (int64_t g = 0; g < groups; ++g) last_store = std::max(last_store, m_tensors.at(group_name(l.name, g)).store_cmd);
+        for (int64_t g = 0; g < groups; ++g) last_store = std::max(last_store, m_buffers.at(group_name(l.name, g)).store_cmd);
         t.store_cmd = last_store;
       }
-      put_tensor(l.name, t);
+      m_buffers.put(l.name, t);
     }
   }
 
  private:
-  // How a layer's work is spread over the cores (docs/multicore.md#mapping): one core (`home`),
-  // contiguous blocks of output rows (tile t on core t x cores / tiles), or output-channel
-  // chunks (chunk k on core k mod cores).
-  enum class SplitKind { One, Rows, Channels };
-  struct Split {
-    SplitKind kind = SplitKind::One;
-    int cores = 1;
-    int home = 0;
-  };
-  struct TensorState {
-    bool in_l2 = false;
-    bool in_dram = false;
-    int64_t bytes = 0;
-    int remaining_consumers = 0;
-    int last_cmd = -1;   // command after which the tensor is complete (in L2 or in DRAM)
-    int store_cmd = -1;  // last store to DRAM, if any
-    Split where;         // multi-core: which cores' L2 hold it
-  };
-
   void count_consumers() {
     for (const auto& l : m_graph.layers) {
       for (const auto& p : l.previous)
@@ -326,36 +307,6 @@ class Mapper {
     c.deps.erase(std::remove(c.deps.begin(), c.deps.end(), -1), c.deps.end());
     m_prog.commands.push_back(std::move(c));
     return m_prog.commands.back().id;
-  }
-
-  int64_t live_l2_bytes(const std::set<std::string>& except) {
-    int64_t b = 0;
-    for_each_live_in_l2([&](const std::string& name, TensorState& t) {
-      if (!except.count(name)) b += t.bytes;
-    });
-    return b;
-  }
-
-  // Records a tensor's state; on-chip ones are indexed so that the L2 scans above and in
-  // spill_oldest visit only tensors that may still be live (linear, not quadratic, in the
-  // number of layers x batch groups).
-  void put_tensor(const std::string& name, const TensorState& t) {
-    m_tensors[name] = t;
-    if (t.in_l2) m_l2_resident.insert(name);
-  }
-  // Calls f(name, state) for each tensor live in L2, in name order; forgets the dead ones (a
-  // tensor never comes back once stored or consumed: a new state goes through put_tensor).
-  template <typename F>
-  void for_each_live_in_l2(F&& f) {
-    for (auto it = m_l2_resident.begin(); it != m_l2_resident.end();) {
-      TensorState& t = m_tensors.at(*it);
-      if (!t.in_l2 || t.remaining_consumers <= 0) {
-        it = m_l2_resident.erase(it);
-        continue;
-      }
-      f(*it, t);
-      ++it;
-    }
   }
 
   // Producer layers (and graph inputs) feeding the activation inputs of l, with the input
@@ -502,12 +453,10 @@ class Mapper {
       plan.in_bytes += b;
     }
     if (!m_operand.source.empty()) {
-      auto it = m_tensors.find(m_operand.source);
-      if (it != m_tensors.end()) {
-        m_operand.on_chip = it->second.in_l2;
-        m_operand.where = it->second.where;
-        m_operand.ready = it->second.in_l2 ? it->second.last_cmd
-                                           : (it->second.store_cmd >= 0 ? it->second.store_cmd : it->second.last_cmd);
+      if (const TensorState* t = m_buffers.find(m_operand.source)) {
+        m_operand.on_chip = t->in_l2;
+        m_operand.where = t->where;
+        m_operand.ready = t->in_l2 ? t->last_cmd : (t->store_cmd >= 0 ? t->store_cmd : t->last_cmd);
       }
     }
     if (!l.output_shapes.empty()) plan.out_bytes = bytes_of(l.output_shapes[0], out_t);
@@ -521,12 +470,12 @@ class Mapper {
     for (size_t j = 0; j < in_sizes.size(); ++j) {
       const std::string& src = inputs[j];
       own.insert(src);
-      auto it = m_tensors.find(src);
-      if (it == m_tensors.end()) {  // graph input: in DRAM from the start
+      const TensorState* found = m_buffers.find(src);
+      if (!found) {  // graph input: in DRAM from the start
         dram_in += in_sizes[j];
         continue;
       }
-      const TensorState& t = it->second;
+      const TensorState& t = *found;
       if (t.in_l2 && !plan.on_host) {
         resident_in += in_sizes[j];
         m_resident_inputs.emplace_back(in_sizes[j], t.where);
@@ -578,7 +527,7 @@ class Mapper {
     }
 
     // Keep the output in L2 when it fits beside everything still live.
-    int64_t live_other = live_l2_bytes(own);
+    int64_t live_other = m_buffers.live_bytes(own);
     bool keep = m_p.keep_activations_on_chip && !needs_dram_copy &&
                 live_other + resident_in + plan.out_bytes <= act_capacity();
     // Row tiling: what streams through L2 (from or to DRAM) must fit, double-buffered.
@@ -599,7 +548,7 @@ class Mapper {
       const int spilled = spill_oldest(own, layer_id);
       if (spilled < 0) break;
       input_deps.push_back(spilled);  // the space is free once the store has read it
-      live_other = live_l2_bytes(own);
+      live_other = m_buffers.live_bytes(own);
       keep = m_p.keep_activations_on_chip && !needs_dram_copy && live_other + resident_in + plan.out_bytes <= act_capacity();
       tiling = plan_rows(keep);
       if (!tiling && keep) {
@@ -649,11 +598,7 @@ class Mapper {
   // Stores the live on-chip tensor that has been in L2 longest (not one of `except`) to DRAM and
   // frees its space; returns the store command, or -1 when there is nothing to spill.
   int spill_oldest(const std::set<std::string>& except, int layer_id) {
-    TensorState* victim = nullptr;
-    std::string name;
-    for_each_live_in_l2([&](const std::string& n, TensorState& t) {
-      if (!except.count(n) && (!victim || t.last_cmd < victim->last_cmd)) victim = &t, name = n;
-    });
+    const auto [name, victim] = m_buffers.oldest_live(except);
     if (!victim) return -1;
     Command st;
     st.unit = Unit::Dma;
@@ -993,10 +938,7 @@ class Mapper {
 
   void finish_layer(const Layer& l, int last, bool in_l2, int store, int64_t out_bytes) {
     // Inputs consumed: free them when their last consumer is done.
-    for (const auto& p : l.previous) {
-      auto it = m_tensors.find(ir::edge_layer(p));
-      if (it != m_tensors.end() && it->second.remaining_consumers > 0) it->second.remaining_consumers--;
-    }
+    for (const auto& p : l.previous) m_buffers.consumed(ir::edge_layer(p));
     TensorState t;
     t.in_l2 = in_l2;
     t.in_dram = store >= 0;
@@ -1005,7 +947,7 @@ class Mapper {
     t.last_cmd = last;
     t.store_cmd = store;
     t.where = m_split;
-    put_tensor(l.name, t);
+    m_buffers.put(l.name, t);
   }
 
   const ir::Graph& m_graph;
@@ -1014,14 +956,13 @@ class Mapper {
   const models::PeArrayParams& m_pe;
   Program m_prog;
   std::map<std::string, int> m_consumers;
-  std::map<std::string, TensorState> m_tensors;
+  BufferState m_buffers;  // where every mapped tensor lives (sim/mapping/buffer_state.h)
   // Layers by name: Graph::find scans, which made mapping quadratic in the layer count.
   std::unordered_map<std::string, const Layer*> m_layer_named;
   const Layer* layer_named(const std::string& name) const {
     auto it = m_layer_named.find(name);
     return it == m_layer_named.end() ? nullptr : it->second;
   }
-  std::set<std::string> m_l2_resident;       // names of m_tensors that may be live in L2
   WeightPrefetch m_prefetch;                 // weight-prefetch policy and its history
   Instance m_inst;                           // the instance being mapped
   Split m_split;                             // how the layer being mapped is spread over the cores
