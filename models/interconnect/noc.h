@@ -55,6 +55,13 @@ inline const std::vector<config::ParamDecl>& NocParams::params() {
   return decls;
 }
 
+// Where a core's remote input lives: one core, or (core < 0) equal shares from the cores
+// [first, first + count) but the reader (count 0: every core of the chip).
+struct RemoteSource {
+  int core = -1;
+  int first = 0, count = 0;
+};
+
 struct NocLinkStats {
   std::string name;   // "core0.inject", "mc1.eject", "r(0,0)->r(1,0)"
   int64_t bytes = 0;
@@ -70,9 +77,9 @@ class Noc {
   // controller after the previous one's last); returns the cycle its last part has crossed.
   // write: core to memory.
   int64_t dram_transfer(int core, int64_t now, int64_t bytes, int64_t burst_bytes, bool write);
-  // Bytes a core reads from other cores' scratchpads: from `src` (or, src < 0, equal shares
-  // from every other core); returns the cycle the last byte has arrived.
-  int64_t core_transfer(int src, int dst, int64_t now, int64_t bytes);
+  // Bytes a core reads from other cores' scratchpads, held as `src` says; returns the cycle the
+  // last byte has arrived.
+  int64_t core_transfer(const RemoteSource& src, int dst, int64_t now, int64_t bytes);
   // Routers a transfer between two nodes (cores 0..cores-1, then controllers) passes: 1 on a
   // crossbar, the Manhattan distance + 1 on a mesh.
   int hops(int src_node, int dst_node) const;

@@ -138,15 +138,17 @@ int64_t Noc::dram_transfer(int core, int64_t now, int64_t bytes, int64_t burst_b
   return fan(core, write, peers, now);
 }
 
-int64_t Noc::core_transfer(int src, int dst, int64_t now, int64_t bytes) {
-  if (bytes <= 0 || m_cores < 2 || src == dst) return now;
+int64_t Noc::core_transfer(const RemoteSource& src, int dst, int64_t now, int64_t bytes) {
+  if (bytes <= 0 || m_cores < 2 || src.core == dst) return now;
   std::vector<std::pair<int, int64_t>> peers;
-  if (src >= 0) {
-    peers.emplace_back(src, bytes);
+  if (src.core >= 0) {
+    peers.emplace_back(src.core, bytes);
   } else {
-    const int64_t others = m_cores - 1;
+    const int first = src.count > 0 ? src.first : 0, last = src.count > 0 ? std::min(m_cores, src.first + src.count) : m_cores;
+    const int64_t others = (last - first) - (dst >= first && dst < last ? 1 : 0);
+    if (others <= 0) return now;
     int k = 0;
-    for (int c = 0; c < m_cores; ++c)
+    for (int c = first; c < last; ++c)
       if (c != dst) peers.emplace_back(c, bytes / others + (k++ < bytes % others ? 1 : 0));
   }
   return fan(dst, false, peers, now);

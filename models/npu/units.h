@@ -62,19 +62,19 @@ struct CoreSeat {
   int core = 0;
 };
 
-// A command's work and the part of its on-chip input held by other cores' L2 (from `from`;
-// -1: equal shares from every other core), which crosses the NoC.
+// A command's work and the part of its on-chip input held by other cores' L2 (where
+// `remote_from` says), which crosses the NoC.
 template <typename Work>
 struct CoreJob {
   Work work;
   int64_t remote_bytes = 0;
-  int remote_from = -1;
+  RemoteSource remote_from;
 };
 
 // Waits until the unit's own latency, its L2 port traffic and its remote input (over the NoC)
 // are all done; records each wait.
 inline void wait_unit_and_port(Scoreboard& sb, L2Buffer& l2, int id, int64_t own_cycles, int64_t l2_bytes,
-                               const CoreSeat& seat = {}, int64_t remote_bytes = 0, int remote_from = -1) {
+                               const CoreSeat& seat = {}, int64_t remote_bytes = 0, const RemoteSource& remote_from = {}) {
   const int64_t now = sb.now_cycles();
   const int64_t port_done = l2.reserve(l2_bytes);
   JobRecord& rec = sb.record(id);

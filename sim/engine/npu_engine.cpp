@@ -45,7 +45,7 @@ struct Core {
   static std::vector<models::Job<CoreJob<P>>> jobs(const mapping::Program& prog, mapping::Unit u, int core, F payload) {
     std::vector<models::Job<CoreJob<P>>> r;
     for (const auto& c : prog.commands)
-      if (c.unit == u && c.core == core) r.push_back({c.id, c.deps, {payload(c), c.remote_bytes, c.remote_core}});
+      if (c.unit == u && c.core == core) r.push_back({c.id, c.deps, {payload(c), c.remote_bytes, c.remote_from}});
     return r;
   }
 
@@ -65,7 +65,7 @@ struct Core {
       const int kind = c.dma.kind == models::DmaKind::L2ToWeightBuffer ? 0 : static_cast<int>(c.dma.kind);
       const auto& mine = of_kind[static_cast<size_t>(kind)];
       const int64_t ch = mine.empty() ? kind % channels : mine[next[static_cast<size_t>(kind)]++ % mine.size()];
-      q[static_cast<size_t>(ch)].push_back({c.id, c.deps, {c.dma, c.remote_bytes, c.remote_core}});
+      q[static_cast<size_t>(ch)].push_back({c.id, c.deps, {c.dma, c.remote_bytes, c.remote_from}});
     }
     return q;
   }

@@ -401,7 +401,7 @@ class Mapper {
       from = from == -2 || from == src ? src : -1;
     }
     c.remote_bytes = static_cast<int64_t>(std::ceil(remote));
-    c.remote_core = from < 0 ? -1 : from;
+    c.remote_from.core = from < 0 ? -1 : from;
   }
   // One command that ends when the last of `ids` (each core's last) has: what consumers of a
   // layer split over cores wait for.
@@ -700,7 +700,7 @@ class Mapper {
         if (m_operand.on_chip && m_p.cores > 1) {  // an on-chip operand may sit in other cores' L2
           const double share = remote_share(m_operand.where, c);
           wl.remote_bytes = static_cast<int64_t>(std::ceil(share * wl.dma.bytes));
-          wl.remote_core = m_operand.where.cores <= 1 ? m_operand.where.home : -1;
+          wl.remote_from.core = m_operand.where.cores <= 1 ? m_operand.where.home : -1;
         }
         wid[c] = add(std::move(wl));
         if (k_chunks == 1) m_weight_cmd[weight_key(plan.name, c)] = wid[c];

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "models/interconnect/noc.h"
 #include "models/npu/dma_timing.h"
 #include "models/npu/pe_array_timing.h"
 #include "models/npu/vector_processor_timing.h"
@@ -26,11 +27,10 @@ struct Command {
   int64_t host_cycles = 0;                // unit == Host
   std::vector<int> deps;  // ids of commands that must finish before this one starts
   // Multi-core chips (docs/multicore.md): the core whose unit runs it, and the bytes of its
-  // on-chip input that live in other cores' L2 and cross the NoC (from remote_core; -1: equal
-  // shares from every other core).
+  // on-chip input that live in other cores' L2 and cross the NoC (from where remote_from says).
   int core = 0;
   int64_t remote_bytes = 0;
-  int remote_core = -1;
+  models::RemoteSource remote_from;
 };
 
 enum class Bound { Compute, Memory, Vector, Host };

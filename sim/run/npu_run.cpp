@@ -45,14 +45,15 @@ report::MulticoreUse multicore_use(const mapping::Program& prog, const engine::S
   std::vector<report::LayerCores> layers;
   for (const auto& lp : prog.layers) layers.push_back({lp.name, lp.split, lp.cores, 0, 0});
   // Each layer's compute span on each core (the per-core timeline).
-  std::vector<std::vector<report::CoreSpan>> spans(prog.layers.size(), std::vector<report::CoreSpan>(s.cores.size(), {0, -1, -1}));
+  std::vector<std::vector<report::CoreSpan>> spans(prog.layers.size());
+  for (auto& per_layer : spans)
+    for (size_t c = 0; c < s.cores.size(); ++c) per_layer.push_back({static_cast<int>(c), -1, -1});
   for (const auto& c : prog.commands) {
     const auto& t = s.timings[static_cast<size_t>(c.id)];
     layers[static_cast<size_t>(c.layer)].noc_bytes += t.noc_bytes;
     layers[static_cast<size_t>(c.layer)].noc_wait_cycles += t.noc_wait_cycles;
     if (c.unit != mapping::Unit::PeArray && c.unit != mapping::Unit::Vector) continue;
     report::CoreSpan& sp = spans[static_cast<size_t>(c.layer)][static_cast<size_t>(c.core)];
-    sp.core = c.core;
     sp.start_cycle = sp.start_cycle < 0 ? t.start_cycle : std::min(sp.start_cycle, t.start_cycle);
     sp.end_cycle = std::max(sp.end_cycle, t.end_cycle);
   }
@@ -65,6 +66,13 @@ report::MulticoreUse multicore_use(const mapping::Program& prog, const engine::S
 }
 
 }  // namespace
+
+config::HwConfig sub_chip(const config::HwConfig& hw, int64_t cores) {
+  config::HwConfig c = hw;
+  if (c.get_int("npu.noc.mesh_cols") > cores) c.set("npu.noc.mesh_cols=0");
+  c.set("npu.cores=" + std::to_string(cores));
+  return c;
+}
 
 NpuRun simulate_npu_tenants(const std::vector<const ir::Graph*>& graphs, const config::HwConfig& hw,
                             const mapping::NpuParams& params, std::vector<int> cores) {
@@ -82,10 +90,7 @@ NpuRun simulate_npu_tenants(const std::vector<const ir::Graph*>& graphs, const c
   std::string name;
   int first_core = 0;
   for (int i = 0; i < n; ++i) {
-    // The tenant's cores alone: the chip's config with npu.cores = its count.
-    config::HwConfig sub = hw;
-    if (sub.get_int("npu.noc.mesh_cols") > cores[static_cast<size_t>(i)]) sub.set("npu.noc.mesh_cols=0");
-    sub.set("npu.cores=" + std::to_string(cores[static_cast<size_t>(i)]));
+    const config::HwConfig sub = sub_chip(hw, cores[static_cast<size_t>(i)]);
     mapping::NpuParams p = mapping::NpuParams::read(sub);
     p.max_program_bytes = params.max_program_bytes;
     mapping::Program prog = mapping::map_graph(*graphs[static_cast<size_t>(i)], sub, p);
@@ -95,7 +100,9 @@ NpuRun simulate_npu_tenants(const std::vector<const ir::Graph*>& graphs, const c
       for (int& d : c.deps) d += id0;
       c.layer += layer0;
       c.core += first_core;
-      if (c.remote_core >= 0) c.remote_core += first_core;
+      // Remote input stays among the tenant's own cores.
+      if (c.remote_from.core >= 0) c.remote_from.core += first_core;
+      else c.remote_from = {-1, first_core, cores[static_cast<size_t>(i)]};
       r.prog.commands.push_back(std::move(c));
     }
     for (auto& l : prog.layers) {

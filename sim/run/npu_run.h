@@ -28,6 +28,10 @@ struct NpuRun {
 // params: the run's (read once from hw; --max-memory sets max_program_bytes).
 NpuRun simulate_npu_workload(const ir::Graph& g, const config::HwConfig& hw, const mapping::NpuParams& params);
 
+// Some of a multi-core chip's cores on their own (a pipeline slot, a tenant): the chip's config
+// with npu.cores = cores (a mesh no wider than them).
+config::HwConfig sub_chip(const config::HwConfig& hw, int64_t cores);
+
 // Several graphs at once on disjoint cores of one multi-core chip (docs/multicore.md#multi-tenancy):
 // graph i is mapped on cores[i] cores of its own (the chip's config with npu.cores = cores[i]),
 // after the cores of the graphs before it; they share the NoC and DRAM. Its layers are named

@@ -8,6 +8,7 @@
 
 #include "sim/ir/error.h"
 #include "sim/run/fork_pool.h"
+#include "sim/run/npu_run.h"
 
 namespace npusim::run {
 
@@ -41,14 +42,6 @@ std::string structure_key(const ir::Graph& g) {
 // The cores of a device's chip (1: a one-core NPU or a GPU).
 int64_t chip_cores(const config::SystemDeviceConfig& d) { return d.gpu ? 1 : d.hw.get_int("npu.cores"); }
 
-// A slot of `cores` of a multi-core chip runs on those cores alone: the chip's config with
-// npu.cores = cores (a mesh no wider than them).
-config::HwConfig sub_chip(const config::HwConfig& hw, int64_t cores) {
-  config::HwConfig c = hw;
-  if (c.get_int("npu.noc.mesh_cols") > cores) c.set("npu.noc.mesh_cols=0");
-  c.set("npu.cores=" + std::to_string(cores));
-  return c;
-}
 
 }  // namespace
 

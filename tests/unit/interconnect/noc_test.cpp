@@ -61,15 +61,20 @@ TEST(Noc, ACoreReadsRemoteDataFromEveryOtherCoreInShares) {
   // 300 B spread over cores 1 and 2 toward core 0: core 0's eject link carries 300 B (30
   // cycles at 10 B/cycle), each sender 150 B (15 cycles); + 1 hop x 4.
   Noc noc(3, 1, params(NocTopology::Crossbar, 10, 4));
-  EXPECT_EQ(noc.core_transfer(-1, 0, 100, 300), 100 + 30 + 4);
+  EXPECT_EQ(noc.core_transfer({-1}, 0, 100, 300), 100 + 30 + 4);
   // From one named core: its link and the receiver's, 50 B = 5 cycles each. Core 2's link is
   // busy with the first transfer until 115; core 0's eject link until 130.
-  EXPECT_EQ(noc.core_transfer(2, 1, 100, 50), 115 + 5 + 4);
-  EXPECT_EQ(noc.core_transfer(1, 0, 100, 50), 130 + 5 + 4);
+  EXPECT_EQ(noc.core_transfer({2}, 1, 100, 50), 115 + 5 + 4);
+  EXPECT_EQ(noc.core_transfer({1}, 0, 100, 50), 130 + 5 + 4);
   // Data already on the core, or a one-core chip, crosses nothing.
-  EXPECT_EQ(noc.core_transfer(0, 0, 7, 1000), 7);
+  EXPECT_EQ(noc.core_transfer({0}, 0, 7, 1000), 7);
+  // Shares from a group of cores only (a tenant's): cores 1-2 of 4 toward core 1 = all from 2.
+  Noc four(4, 1, params(NocTopology::Crossbar, 10, 4));
+  EXPECT_EQ(four.core_transfer({-1, 1, 2}, 1, 0, 100), 10 + 4);
+  // Core 0 reads 50 B from each of 1 and 2; core 2's link is busy until 10: 10 + 5, + 1 hop.
+  EXPECT_EQ(four.core_transfer({-1, 1, 2}, 0, 0, 100), 10 + 5 + 4);
   Noc one(1, 1, params(NocTopology::Crossbar, 10, 4));
-  EXPECT_EQ(one.core_transfer(-1, 0, 7, 1000), 7);
+  EXPECT_EQ(one.core_transfer({-1}, 0, 7, 1000), 7);
 }
 
 TEST(Noc, ATransferSpreadsOverItsCoresInjectionPorts) {
@@ -82,7 +87,7 @@ TEST(Noc, ATransferSpreadsOverItsCoresInjectionPorts) {
   // Between two cores both ends spread over their ports: 400 B, 2 ports of 10 B/cycle at
   // each end: 20 cycles, + 1 hop x 3.
   Noc pair(2, 1, params(NocTopology::Crossbar, 10, 3, 0, 2));
-  EXPECT_EQ(pair.core_transfer(1, 0, 0, 400), 20 + 3);
+  EXPECT_EQ(pair.core_transfer({1}, 0, 0, 400), 20 + 3);
   Noc single(1, 4, params(NocTopology::Crossbar, 16, 0, 0, 1));
   EXPECT_EQ(single.dram_transfer(0, 0, 1024, 256, false), 64);
   EXPECT_EQ(single.dram_transfer(0, 0, 1024, 256, false), 128);

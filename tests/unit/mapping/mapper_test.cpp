@@ -2,6 +2,7 @@
 // dependencies always point backwards.
 #include "sim/mapping/mapper.h"
 #include "sim/mapping/tiling.h"
+#include "tests/unit/mapping/mapping_test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -11,25 +12,10 @@
 
 using namespace npusim;
 using namespace npusim::mapping;
+using namespace npusim::mapping::test;
 
 namespace {
 
-ir::Layer conv(int idx, const std::string& name, const std::string& prev, const std::string& next, int64_t n,
-               int64_t c, int64_t k, int64_t hw, int r) {
-  ir::Layer l;
-  l.index = idx;
-  l.name = name;
-  l.op = ir::OpKind::Conv2d;
-  l.input_dtypes = {ir::DType::Int8, ir::DType::Int8};
-  l.output_dtypes = {ir::DType::Int8};
-  l.input_shapes = {{n, c, hw, hw}, {k, c, r, r}};
-  l.output_shapes = {{n, k, hw, hw}};
-  l.kernel = {r, r};
-  l.padding = {r / 2, r / 2, r / 2, r / 2};
-  l.previous = {prev, "constant_" + name};
-  l.next = {next};
-  return l;
-}
 
 // input1 -> a (3x3, 64->64) -> b (1x1, 64->256) -> output1, at 56x56.
 ir::Graph two_convs(int64_t n) {

@@ -8,28 +8,14 @@
 
 #include "sim/mapping/mapper.h"
 #include "sim/mapping/npu_params.h"
+#include "tests/unit/mapping/mapping_test_util.h"
 
 using namespace npusim;
 using namespace npusim::mapping;
+using namespace npusim::mapping::test;
 
 namespace {
 
-ir::Layer conv(int idx, const std::string& name, const std::string& prev, const std::string& next, int64_t n,
-               int64_t c, int64_t k, int64_t hw, int r) {
-  ir::Layer l;
-  l.index = idx;
-  l.name = name;
-  l.op = ir::OpKind::Conv2d;
-  l.input_dtypes = {ir::DType::Int8, ir::DType::Int8};
-  l.output_dtypes = {ir::DType::Int8};
-  l.input_shapes = {{n, c, hw, hw}, {k, c, r, r}};
-  l.output_shapes = {{n, k, hw, hw}};
-  l.kernel = {r, r};
-  l.padding = {r / 2, r / 2, r / 2, r / 2};
-  l.previous = {prev, "constant_" + name};
-  l.next = {next};
-  return l;
-}
 
 // a: a big map and small weights (3x3, 64 -> 64 at 56x56: 196 KiB in, 36 KiB of weights);
 // b: a small map and big weights (3x3, 512 -> 512 at 7x7: 24.5 KiB in, 2.25 MiB of weights).
@@ -40,12 +26,6 @@ ir::Graph two_kinds() {
   return g;
 }
 
-int64_t pe_macs(const Program& p, int layer) {
-  int64_t m = 0;
-  for (const auto& c : p.commands)
-    if (c.unit == Unit::PeArray && c.layer == layer) m += c.pe.macs();
-  return m;
-}
 
 }  // namespace
 

@@ -9,9 +9,11 @@
 #include "sim/config/hw_config.h"
 #include "sim/ir/graph.h"
 #include "sim/mapping/mapper.h"
+#include "tests/unit/mapping/mapping_test_util.h"
 
 using namespace npusim;
 using namespace npusim::mapping;
+using namespace npusim::mapping::test;
 
 namespace {
 
@@ -46,12 +48,6 @@ struct G {
   }
 };
 
-int64_t pe_macs(const Program& p, int layer) {
-  int64_t m = 0;
-  for (const auto& c : p.commands)
-    if (c.unit == Unit::PeArray && c.layer == layer) m += c.pe.macs();
-  return m;
-}
 
 std::vector<const Command*> of(const Program& p, int layer, Unit u) {
   std::vector<const Command*> r;
