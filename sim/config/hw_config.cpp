@@ -192,7 +192,7 @@ void HwConfig::assign(const std::string& path, const std::string& text, const st
 
 bool is_multicore_key(const std::string& path) {
   return path == "npu.cores" || path.rfind("npu.noc.", 0) == 0 || path == "mapping.multicore" ||
-         path == "mapping.pipeline_images";
+         path == "mapping.multicore_layers" || path == "mapping.pipeline_images";
 }
 
 bool param_applies(const std::string& path, const std::string& device) {

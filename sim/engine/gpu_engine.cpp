@@ -1,4 +1,5 @@
 #include "sim/engine/gpu_engine.h"
+#include "sim/engine/simulation.h"
 
 #include <systemc>
 
@@ -49,7 +50,7 @@ mapping::GpuSimResult simulate(const std::vector<gpu::Program>& plans, const mod
     ranks.push_back(std::make_unique<models::SmArray>(("gpu" + std::to_string(r)).c_str(), plans[r], schedules[r], comm,
                                                       std::move(hbm), params, sys, params.launch_overhead_cycles));
   }
-  sc_core::sc_start();
+  run_simulation();
   std::string stuck;
   const gpu::Program* first_stuck = nullptr;
   for (const auto& g : ranks) {

@@ -1,4 +1,5 @@
 #include "sim/engine/npu_engine.h"
+#include "sim/engine/simulation.h"
 
 #include <systemc>
 
@@ -118,7 +119,7 @@ SimResult simulate_npu(const mapping::Program& prog, const mapping::NpuParams& p
   sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
   const sc_core::sc_time period(1e6 / p.clock_mhz, sc_core::SC_PS);
   NpuTop top("npu", prog, p, period);
-  sc_core::sc_start();
+  run_simulation();
   if (!top.sb.all_done()) throw InternalError("simulation ended with commands not run (dependency cycle)");
   SimResult r;
   r.timings.resize(prog.commands.size());

@@ -1,4 +1,5 @@
 #include "sim/engine/system_engine.h"
+#include "sim/engine/simulation.h"
 
 #include <systemc>
 
@@ -232,7 +233,7 @@ SystemSimResult simulate_system(const ir::System& sys, const config::SystemConfi
                                 const std::vector<double>& memory_rate, const std::vector<bool>& slot_on_cores) {
   auto top = std::make_unique<SystemTop>("system", sys, cfg, slot_device, host_lanes, compute_ns, compute_bytes, memory_rate,
                                          slot_on_cores);
-  sc_core::sc_start();
+  run_simulation();
   SystemSimResult r = std::move(top->res);
   for (const auto& t : r.tasks) r.makespan_ns = std::max(r.makespan_ns, t.end_ns);
   for (auto& d : r.devices) d.idle_ns = std::max(0.0, r.makespan_ns - d.busy_ns - d.comm_wait_ns);

@@ -86,6 +86,7 @@ class Mapper {
       : m_graph(g), m_cfg(c), m_p(p.mapper), m_pe(p.pe), m_prefetch(m_p), m_vp_parallel_images(p.vp.parallel_images),
         m_max_bytes(p.max_program_bytes) {
     for (const Layer& l : g.layers) m_layer_named.emplace(l.name, &l);
+    read_layer_splits();
   }
 
   Program run() {
@@ -125,6 +126,44 @@ class Mapper {
                          "pipeline: stage " + std::to_string(s) + " of " + m_graph.name + " holds " +
                              std::to_string(weights[static_cast<size_t>(s)] >> 10) + " KiB of weights, more than a core's " +
                              std::to_string(store >> 10) + " KiB (npu.weight_buffer + the L2 weight share): use more cores or another split");
+  }
+  // mapping.multicore_layers: NAME=SPLIT entries (NAME exact, or a prefix ending in *), each
+  // naming at least one layer; refused with fused or pipeline chips, whose layers have no split.
+  void read_layer_splits() {
+    const std::string text = m_cfg.get_string("mapping.multicore_layers");
+    if (text.empty()) return;  // on one core the names are still checked
+    const std::string key = "mapping.multicore_layers";
+    const std::string whole = m_cfg.get_string("mapping.multicore");
+    if (whole == "pipeline" || whole == "fused")
+      throw InputError(m_cfg.source(), key, "cannot be used with mapping.multicore: " + whole + " (its layers are not split)");
+    size_t at = 0;
+    while (at <= text.size()) {
+      const size_t end = std::min(text.find(',', at), text.size());
+      const std::string entry = text.substr(at, end - at);
+      at = end + 1;
+      const size_t eq = entry.find('=');
+      const std::string name = eq == std::string::npos ? entry : entry.substr(0, eq);
+      const std::string split = eq == std::string::npos ? "" : entry.substr(eq + 1);
+      const auto policy = split == "rows"       ? MapperParams::Multicore::Rows
+                          : split == "channels" ? MapperParams::Multicore::Channels
+                          : split == "layer"    ? MapperParams::Multicore::Layer
+                                                : MapperParams::Multicore::Auto;
+      if (name.empty() || policy == MapperParams::Multicore::Auto)
+        throw InputError(m_cfg.source(), key, "entry '" + entry + "' is not NAME=SPLIT with SPLIT rows, channels or layer");
+      const bool prefix = name.back() == '*';
+      const std::string stem = prefix ? name.substr(0, name.size() - 1) : name;
+      bool matched = false;
+      for (const Layer& l : m_graph.layers)
+        if (prefix ? l.name.rfind(stem, 0) == 0 : l.name == stem) {
+          m_layer_split[l.index] = policy;
+          matched = true;
+        }
+      if (!matched) throw InputError(m_cfg.source(), key, "entry '" + entry + "': no layer of " + m_graph.name + " is named " + name);
+    }
+  }
+  MapperParams::Multicore split_policy(const Layer& l) const {
+    const auto it = m_layer_split.find(l.index);
+    return it != m_layer_split.end() ? it->second : m_p.multicore;
   }
   // Images stream through the stages in groups of mapping.pipeline_images: every run of the
   // Frontend IR's own NPU ops is one batch-group run of that group size.
@@ -343,9 +382,10 @@ class Mapper {
   // the one that moves fewer bytes, rows on a tie. Vector-processor layers split their rows.
   Split choose_split(const Layer& l, const LayerPlan& plan, const RowTiling& tiling) {
     if (m_p.cores <= 1) return {};
+    const MapperParams::Multicore policy = split_policy(l);
     // `layer`: each layer whole on one core, the cores in turn (every batch group of a layer on
     // the same core, where its weights are).
-    if (m_p.multicore == MapperParams::Multicore::Layer) {
+    if (policy == MapperParams::Multicore::Layer) {
       const auto it = m_stage.find(l.index);
       return {SplitKind::One, 1, it != m_stage.end() ? it->second : (m_stage[l.index] = m_next_home++ % m_p.cores)};
     }
@@ -357,9 +397,9 @@ class Mapper {
     const int by_channels = l.groups > 1 ? 1 : static_cast<int>(std::min<int64_t>(m_p.cores, k_total));
     const double rows_cost = static_cast<double>(by_rows - 1) * static_cast<double>(plan.weight_bytes);
     const double channels_cost = static_cast<double>(by_channels - 1) * static_cast<double>(plan.in_bytes);
-    bool channels = by_channels > 1 && (by_rows <= 1 || m_p.multicore == MapperParams::Multicore::Channels ||
-                                        (m_p.multicore == MapperParams::Multicore::Auto && channels_cost < rows_cost));
-    if (m_p.multicore == MapperParams::Multicore::Rows && by_rows > 1) channels = false;
+    bool channels = by_channels > 1 && (by_rows <= 1 || policy == MapperParams::Multicore::Channels ||
+                                        (policy == MapperParams::Multicore::Auto && channels_cost < rows_cost));
+    if (policy == MapperParams::Multicore::Rows && by_rows > 1) channels = false;
     if (channels) return {SplitKind::Channels, by_channels, 0};
     return by_rows > 1 ? Split{SplitKind::Rows, by_rows, 0} : Split{};
   }
@@ -968,6 +1008,7 @@ class Mapper {
   Split m_split;                             // how the layer being mapped is spread over the cores
   int m_next_home = 0;                       // mapping.multicore: layer: the next layer's core
   std::unordered_map<int, int> m_stage;      // mapping.multicore: pipeline / layer: each layer's core, by index
+  std::unordered_map<int, MapperParams::Multicore> m_layer_split;  // mapping.multicore_layers, by layer index
   // Its on-chip inputs (bytes, where they live): the share of a tile's input that is remote.
   std::vector<std::pair<int64_t, Split>> m_resident_inputs;
   std::vector<int64_t> m_live;               // whole-batch live activation bytes per layer

@@ -87,6 +87,11 @@ inline const std::vector<config::ParamDecl>& MapperParams::params() {
        "every core's PEs, their buffers, lanes and DMA channels together), or pipeline the layers over the cores, "
        "a stage of consecutive layers each, images streaming through (pipeline)",
        {"auto", "rows", "channels", "layer", "fused", "pipeline"}, r::none},
+      {"mapping.multicore_layers", T::String, "", "",
+       "npu.cores > 1: per-layer exceptions to mapping.multicore, comma-separated NAME=SPLIT entries (SPLIT: rows, "
+       "channels or layer; NAME a layer's name, or a prefix ending in *), as a compiler that maps some layers its own "
+       "way; every NAME must match a layer",
+       {}, r::none},
       {"mapping.pipeline_images", T::Int, "1", "images",
        "mapping.multicore: pipeline: images that go through the stages together (a micro-batch)", {}, r::count},
   };

@@ -43,7 +43,7 @@ report::MulticoreUse multicore_use(const mapping::Program& prog, const engine::S
   m.noc_wait_cycles = s.noc_wait_cycles;
   for (double b : s.dram_channel_busy_cycles) m.dram_channel_utilization.push_back(b / end);
   std::vector<report::LayerCores> layers;
-  for (const auto& lp : prog.layers) layers.push_back({lp.name, lp.split, lp.cores, 0, 0});
+  for (const auto& lp : prog.layers) layers.push_back({lp.name, lp.split, lp.cores, 0, 0, {}});
   // Each layer's compute span on each core (the per-core timeline).
   std::vector<std::vector<report::CoreSpan>> spans(prog.layers.size());
   for (auto& per_layer : spans)

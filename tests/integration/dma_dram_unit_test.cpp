@@ -7,6 +7,7 @@
 #include "models/memory/dram.h"
 #include "models/npu/buffer.h"
 #include "models/npu/units.h"
+#include "sim/engine/simulation.h"
 
 namespace npusim::models {
 namespace {
@@ -26,8 +27,9 @@ TEST(SingleUnit, TwoDmaChannelsShareOneDramBusFirstComeFirstServed) {
   Dram d("dram", dram, sb);
   L2Buffer l2("l2", 1e9, sb);  // never the bottleneck here
   // One 6400-byte load on each channel, no dependencies.
-  Dma unit("dma", dma, sb, d, l2, {{{0, {}, {{DmaKind::LoadActivations, 6400, 1}}}}, {{1, {}, {{DmaKind::LoadActivations, 6400, 1}}}}});
-  sc_core::sc_start();
+  const CoreJob<DmaTransfer> load{{DmaKind::LoadActivations, 6400, 1}, 0, {}};
+  Dma unit("dma", dma, sb, d, l2, {{{0, {}, load}}, {{1, {}, load}}});
+  engine::run_simulation();
   ASSERT_TRUE(sb.all_done());
   // By hand: both set up for 10 cycles; the DRAM serves 6400 B in 6400/32 = 200 cycles, one
   // transfer after the other: [10, 210) and [210, 410); data lands 100 cycles after service.

@@ -82,6 +82,7 @@ const std::vector<KeyCase> kCases = {
     {"mapping.batch_groups_per_stage", "npu", "resnet50_b4", "true"},
     {"mapping.batch_group_fill", "gemini_zebu", "resnet50_b4", "0.4"},
     {"mapping.multicore", "npu_4core_mesh", "resnet50_b4", "rows"},
+    {"mapping.multicore_layers", "npu_4core_mesh", "resnet50_b4", "Conv_0=channels"},
     {"mapping.pipeline_images", "rngd_8pe", "resnet50_b4_pipeline", "2"},
     {"memory.dram.bandwidth_gbps", "npu", "resnet50_b4", "64"},
     {"memory.dram.latency_ns", "npu", "resnet50_b4", "200"},

@@ -118,7 +118,8 @@ TEST(HwConfig, ResolvedListsEverySchemaKeyOnceAndMarkdownDocumentsThem) {
   const auto c = HwConfig::defaults();
   size_t npu_keys = 0, multicore_keys = 0;
   for (const auto& p : schema()) npu_keys += param_applies(p.path, "npu"), multicore_keys += is_multicore_key(p.path);
-  EXPECT_EQ(multicore_keys, 8u);  // npu.cores, npu.noc.* (5), mapping.multicore, mapping.pipeline_images
+  EXPECT_EQ(multicore_keys, 9u);  // npu.cores, npu.noc.* (5), mapping.multicore, mapping.multicore_layers,
+                                  // mapping.pipeline_images
   // One core lists no multi-core key (its reports are those of a chip without cores); more do.
   EXPECT_EQ(c.resolved().size(), npu_keys - multicore_keys);
   EXPECT_EQ(HwConfig::defaults({"npu.cores=2"}).resolved().size(), npu_keys);

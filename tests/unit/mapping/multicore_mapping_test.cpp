@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "sim/ir/error.h"
 #include "sim/mapping/mapper.h"
 #include "sim/mapping/npu_params.h"
 #include "tests/unit/mapping/mapping_test_util.h"
@@ -104,8 +105,11 @@ TEST(MulticoreMapping, CoresChainOnlyTheirOwnTilesAndConsumersWaitForAJoin) {
     if (c.unit == Unit::Sync) continue;
     // A command waits on other cores' commands only through a join or a weight/input load
     // that every core's tiles share (none here: rows copy the weights per core).
-    for (int d : c.deps)
-      if (by_id[d]->unit != Unit::Sync) EXPECT_EQ(by_id[d]->core, c.core) << c.label << " <- " << by_id[d]->label;
+    for (int d : c.deps) {
+      if (by_id[d]->unit != Unit::Sync) {
+        EXPECT_EQ(by_id[d]->core, c.core) << c.label << " <- " << by_id[d]->label;
+      }
+    }
   }
   int joins = 0;
   for (const auto& c : p.commands)
@@ -117,8 +121,11 @@ TEST(MulticoreMapping, CoresChainOnlyTheirOwnTilesAndConsumersWaitForAJoin) {
     }
   EXPECT_GE(joins, 2);
   // Both split the same rows: b reads a's rows on the core that made them (no remote bytes).
-  for (const auto& c : p.commands)
-    if (c.layer == 1 && c.unit == Unit::PeArray) EXPECT_EQ(c.remote_bytes, 0);
+  for (const auto& c : p.commands) {
+    if (c.layer == 1 && c.unit == Unit::PeArray) {
+      EXPECT_EQ(c.remote_bytes, 0);
+    }
+  }
   // Split b over channels instead: every core reads all of a's rows, 3/4 from other cores.
   const auto q = map_graph(g, config::HwConfig::defaults({"npu.cores=4", "mapping.multicore=channels"}));
   int64_t remote = 0, in = 0;
@@ -161,6 +168,35 @@ TEST(MulticoreMapping, LayerMappingRunsEachLayerWholeOnOneCoreInTurn) {
   EXPECT_EQ(cores_of_layer[1], std::set<int>{1});
   EXPECT_EQ(p.layers[0].split, "one");
   EXPECT_EQ(pe_macs(p, 1), p.layers[1].macs);
+}
+
+TEST(MulticoreMapping, PerLayerExceptionsOverrideTheChipsSplit) {
+  // Every layer whole on one core but a, whose rows go over all four (a compiler's own choice).
+  const auto p = map_graph(two_kinds(), config::HwConfig::defaults(
+                                            {"npu.cores=4", "mapping.multicore=layer", "mapping.multicore_layers=a=rows"}));
+  EXPECT_EQ(p.layers[0].split, "rows");
+  EXPECT_EQ(p.layers[0].cores, 4);
+  EXPECT_EQ(p.layers[1].split, "one");
+  EXPECT_EQ(pe_macs(p, 0), p.layers[0].macs);
+  // A prefix with * names every layer it starts; later entries win.
+  const auto q = map_graph(two_kinds(), config::HwConfig::defaults({"npu.cores=4", "mapping.multicore_layers=*=channels,b=layer"}));
+  EXPECT_EQ(q.layers[0].split, "channels");
+  EXPECT_EQ(q.layers[1].split, "one");
+}
+
+TEST(MulticoreMapping, PerLayerExceptionsThatNameNoLayerOrNoSplitAreRefused) {
+  for (const char* bad : {"mapping.multicore_layers=c=rows", "mapping.multicore_layers=a=diagonal",
+                          "mapping.multicore_layers=a", "mapping.multicore_layers=a=rows,"}) {
+    try {
+      map_graph(two_kinds(), config::HwConfig::defaults({"npu.cores=4", bad}));
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("mapping.multicore_layers"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(map_graph(two_kinds(), config::HwConfig::defaults(
+                                          {"npu.cores=4", "mapping.multicore=pipeline", "mapping.multicore_layers=a=rows"})),
+               InputError);
 }
 
 TEST(MulticoreMapping, FusedCoresAreOneCoreWithEveryCoresResources) {
