@@ -13,6 +13,7 @@
 #include "sim/config/hw_config.h"
 #include "sim/config/hw_paths.h"
 #include "sim/ir/error.h"
+#include "sim/llm/serving.h"
 
 namespace py = pybind11;
 using namespace npusim;
@@ -58,6 +59,25 @@ PYBIND11_MODULE(_core, m) {
         "hw '' gives the schema defaults");
   m.def("resolve_hw", &config::resolve_hw, py::arg("value"),
         "the file a --hw value names (a path, or a shipped config's name)");
+  m.def(
+      "serving_options",
+      [] {
+        std::vector<std::tuple<std::string, std::string, std::string, double, double, std::string>> rows;
+        for (const llm::ServingOption& o : llm::serving_options()) {
+          const char* t = o.type == llm::OptionType::Int ? "int" : o.type == llm::OptionType::Number ? "float"
+                          : o.type == llm::OptionType::Bool ? "bool" : "str";
+          rows.emplace_back(o.name, t, o.default_value(), o.lo, o.hi, o.meaning);
+        }
+        return rows;
+      },
+      "sim llm's serving options (the one table, sim/llm/serving.h): (name, type, default, lo, hi, meaning)");
+  m.def(
+      "check_serving_option",
+      [](const std::string& name, const std::string& value) {
+        llm::ServingOptions o;
+        llm::set_serving_option(o, name, value, "npusim.llm", name);
+      },
+      py::arg("name"), py::arg("value"), "raises InputError when value is not a valid text for serving option name");
   m.def("shipped_configs", &config::shipped_config_names, "short names of the shipped configurations");
   m.def("builtin_npu_yaml", &config::builtin_npu_yaml, "the default NPU description built into npusim");
   m.attr("BUILTIN_HW") = config::kBuiltinHw;

@@ -23,8 +23,9 @@ import tempfile
 from . import _core
 from ._core import InputError
 
-__all__ = ["InputError", "SimError", "Workload", "Report", "SweepResult", "Config", "simulate", "zoo", "zoo_op",
-           "sweep", "submit", "config", "configs", "plot", "sim_binary"]
+__all__ = ["InputError", "SimError", "Workload", "Report", "ServingReport", "CollectiveResult", "SweepResult", "Config",
+           "simulate", "system", "llm", "serving_options", "collective", "zoo", "zoo_op", "sweep", "submit", "config",
+           "configs", "plot", "sim_binary"]
 
 
 class SimError(RuntimeError):
@@ -320,6 +321,90 @@ def simulate(workload, hw="npu", overrides=None, *, format=None, trace=None, csv
         _run(args, timeout=timeout, what="sim --ir")
         with open(report_path) as f:
             return Report(json.load(f))
+
+
+def system(pipeline, hw, overrides=None, **kwargs):
+    """Simulates a multi-device pipeline (a pipeline file or dict, docs/system.md) on a system
+    config: simulate() with a system hw. The Report's .layers are its supertasks."""
+    return simulate(pipeline, hw, overrides, **kwargs)
+
+
+class ServingReport(Report):
+    """`sim llm`'s report (docs/llm.md): totals (TTFT, TPOT, tokens/s), latency_ms, memory,
+    steps (each simulated pass), timeline (continuous batching). .steps / to_pandas(): the passes."""
+
+    @property
+    def steps(self):
+        return self.get("steps", [])
+
+    @property
+    def layers(self):
+        return self.steps
+
+    def timeline_frame(self):
+        return _dataframe(self.get("timeline", []))
+
+
+def serving_options():
+    """The serving options llm() takes, from sim llm's one table: {name: {type, default, lo, hi, meaning}}."""
+    return {n: {"type": t, "default": d, "lo": lo, "hi": hi, "meaning": m}
+            for n, t, d, lo, hi, m in _core.serving_options()}
+
+
+def llm(model, hw, overrides=None, *, prefill=None, decode=None, plot=None, timeout=None, **options):
+    """Serves an LLM as `sim llm` does (docs/llm.md) and returns its ServingReport.
+
+    model: a zoo decoder LLM (gpt2, llama3-8b ...), or None with prefill= and decode= pipeline
+    files. hw: a GPU/NPU config or a system file (with tp=, pp=). options: the serving options
+    (serving_options(): batch, input, output, arrival_rate, requests, trace, preempt, tp, ...),
+    checked here against the same table as the CLI. overrides: hardware keys (as --set)."""
+    args = ["llm"] + ([model] if model else []) + ["--hw", _hw_arg(hw)] + _set_args(overrides)
+    for name, value in options.items():
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        else:
+            text = str(value)
+        _core.check_serving_option(name, text)
+        flag = "--" + name.replace("_", "-")
+        if isinstance(value, bool):
+            if value:
+                args.append(flag)
+        else:
+            args += [flag, text]
+    for flag, v in (("--prefill", prefill), ("--decode", decode), ("--plot", plot)):
+        if v is not None:
+            args += [flag, os.fspath(v)]
+    with tempfile.TemporaryDirectory(prefix="npusim_llm_") as tmp:
+        report_path = os.path.join(tmp, "serving.json")
+        _run(args + ["-q", "--report", report_path], timeout=timeout, what="sim llm")
+        with open(report_path) as f:
+            return ServingReport(json.load(f))
+
+
+class CollectiveResult(list):
+    """`sim collective`'s rows (one dict per size: bytes, time_us, algbw/busbw, algorithm...), to_pandas()."""
+
+    def to_pandas(self):
+        return _dataframe(list(self))
+
+
+def collective(kind, hw, *, sizes=None, ranks=None, per_node=None, algo=None, protocol=None, overrides=None,
+               timeout=None):
+    """Times one collective over a system's network at each size in bytes, as `sim collective`
+    (docs/system.md): kind all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce,
+    gather or send. Returns a CollectiveResult (its rows)."""
+    args = ["collective", kind, "--hw", _hw_arg(hw)] + _set_args(overrides)
+    if sizes is not None:
+        args += ["--sizes", ",".join(str(int(s)) for s in sizes)]
+    for flag, v in (("--ranks", ranks), ("--per-node", per_node), ("--algo", algo), ("--protocol", protocol)):
+        if v is not None:
+            args += [flag, str(v)]
+    with tempfile.TemporaryDirectory(prefix="npusim_coll_") as tmp:
+        path = os.path.join(tmp, "collective.json")
+        _run(args + ["--json", path], timeout=timeout, what="sim collective")
+        with open(path) as f:
+            doc = json.load(f)
+    return CollectiveResult(doc["rows"] if isinstance(doc, dict) and "rows" in doc else doc)
 
 
 def _spec_file(spec, out):

@@ -80,10 +80,6 @@ int run_report_fields();  // `sim config --report-fields`: docs/reports.md's tab
 std::function<int()> add_sweep_command(CLI::App& app);
 // `sim llm MODEL --hw H ...` (run_llm.cpp, docs/llm.md).
 std::function<int()> add_llm_command(CLI::App& app);
-// One point of a serving sweep (docs/sweeps.md#serving): `sim llm` of the workload on hw with the
-// point's overrides (serving.<option>=v, or hardware keys); the row's columns
-// (llm::serving_sweep_fields) and an empty "layers".
-nlohmann::ordered_json simulate_serving(const run::ServingWorkload& w, const std::string& hw, const std::vector<std::string>& overrides);
 // `sim collective KIND --hw SYSTEM` (run_collective.cpp, docs/system.md#collective-command).
 std::function<int()> add_collective_command(CLI::App& app);
 

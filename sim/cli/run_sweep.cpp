@@ -13,6 +13,7 @@
 
 #include "sim/cli/commands.h"
 #include "sim/ir/error.h"
+#include "sim/llm/serve.h"
 #include "sim/run/run.h"
 #include "sim/sweep/results.h"
 #include "sim/sweep/slurm.h"
@@ -46,7 +47,7 @@ struct SweepCliOptions {
 // One point in a worker process (once per process): the config's own device, with run::run's
 // defaults (a GPU: the library plan, fusion on, graph launch, as `sim --ir` runs it).
 nlohmann::ordered_json simulate(const run::Workload& w, const std::string& hw, const std::vector<std::string>& overrides) {
-  if (w.serving) return simulate_serving(*w.serving, hw, overrides);  // `sim llm`, its passes through run::run
+  if (w.serving) return llm::serve_point(w.serving->model, w.serving->options, hw, overrides).sweep_metrics();
   return run::run(w, run::Hardware::load(hw, overrides)).sweep_metrics();
 }
 

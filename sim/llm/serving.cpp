@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <type_traits>
 #include <random>
 
 #include "sim/ir/error.h"
@@ -165,26 +168,55 @@ namespace npusim::llm {
 
 const std::vector<ServingOption>& serving_options() {
   using T = OptionType;
+  using O = ServingOptions;
+  constexpr double kInt = 2147483647;
   static const std::vector<ServingOption> o = {
-      {"batch", T::Int, "1", "static batch: requests, all starting together"},
-      {"input", T::Int, "128", "prompt tokens per request"},
-      {"output", T::Int, "128", "output tokens per request"},
-      {"dtype", T::Text, "fp16", "fp16, bf16, fp32, fp8"},
-      {"layers", T::Int, "0", "keep the first K layers (0: all)"},
-      {"tp", T::Int, "1", "system: tensor-parallel ranks"},
-      {"pp", T::Int, "1", "system: pipeline stages"},
-      {"microbatches", T::Int, "1", "system: a pass's batch split to flow through the pp stages"},
-      {"arrival_rate", T::Number, "0", "continuous batching: Poisson arrivals per second (0: a static batch)"},
-      {"requests", T::Int, "100", "continuous batching: requests to serve"},
-      {"seed", T::Int, "1", "continuous batching: the arrivals' seed"},
-      {"max_batch_tokens", T::Int, "8192", "continuous batching: tokens per step"},
-      {"max_seqs", T::Int, "256", "continuous batching: requests running at once"},
-      {"chunked_prefill", T::Bool, "false", "continuous batching: chunked prefill (vLLM v1)"},
-      {"preempt", T::Bool, "false", "continuous batching: KV blocks on demand, recompute preemption"},
-      {"virtual_engines", T::Int, "0", "continuous batching with --pp: schedulers whose steps share the stages (0: pp, vLLM's)"},
+      {"batch", T::Int, &O::batch, 1, 65536, "static batch: requests, all starting together"},
+      {"input", T::Int, &O::input, 1, 1 << 20, "prompt tokens per request"},
+      {"output", T::Int, &O::output, 1, 1 << 20, "output tokens per request (the first comes from the prefill)"},
+      {"dtype", T::Text, &O::dtype, 0, 0, "fp16, bf16, fp32, fp8"},
+      {"layers", T::Int, &O::layers, 0, 65536, "keep the first K layers (0: all)"},
+      {"buckets", T::Int, &O::buckets, 2, 64, "decode steps simulated at this many KV lengths; the others interpolated"},
+      {"tp", T::Int, &O::tp, 1, 4096, "system: tensor-parallel ranks (llama*)"},
+      {"pp", T::Int, &O::pp, 1, 4096, "system: pipeline stages (llama*)"},
+      {"microbatches", T::Int, &O::microbatches, 1, 65536,
+       "system with pp: each pass's batch split into up to this many microbatches that flow through the stages one after "
+       "another (GPipe)"},
+      {"arrival_rate", T::Number, &O::arrival_rate, 0, 1e9,
+       "continuous batching: Poisson arrivals per second, with requests and seed (0: a static batch)"},
+      {"requests", T::Int, &O::requests, 1, 1000000, "continuous batching: requests to serve"},
+      {"seed", T::Int, &O::seed, 0, kInt, "continuous batching: the arrivals' random seed"},
+      {"trace", T::Text, &O::trace, 0, 0, "continuous batching: requests from a CSV (arrival_s,input_tokens,output_tokens)"},
+      {"max_batch_tokens", T::Int, &O::max_batch_tokens, 1, kInt, "continuous batching: prompt tokens per prefill step"},
+      {"max_seqs", T::Int, &O::max_seqs, 1, kInt, "continuous batching: requests running at once at most"},
+      {"chunked_prefill", T::Bool, &O::chunked_prefill, 0, 0,
+       "continuous batching: each step takes max_batch_tokens tokens, decodes first, then prompt chunks (vLLM v1)"},
+      {"preempt", T::Bool, &O::preempt, 0, 0,
+       "continuous batching: KV blocks taken as tokens come, the newest request preempted and recomputed when they run "
+       "out (vLLM); default: each request reserves its whole life's blocks when admitted"},
+      {"virtual_engines", T::Int, &O::virtual_engines, 0, 4096,
+       "continuous batching on a system with pp: schedulers, each with its share of the KV cache, whose steps flow "
+       "through the stages at once (vLLM's virtual engines; 0: pp, 1 with microbatches)"},
   };
   return o;
 }
+
+std::string ServingOption::value_of(const ServingOptions& o) const {
+  return std::visit(
+      [&](auto m) -> std::string {
+        using V = std::decay_t<decltype(o.*m)>;
+        if constexpr (std::is_same_v<V, std::string>) return o.*m;
+        else if constexpr (std::is_same_v<V, bool>) return o.*m ? "true" : "false";
+        else if constexpr (std::is_same_v<V, double>) {
+          char b[32];
+          std::snprintf(b, sizeof b, "%g", o.*m);
+          return b;
+        } else return std::to_string(o.*m);
+      },
+      member);
+}
+
+std::string ServingOption::default_value() const { return value_of(ServingOptions{}); }
 
 const ServingOption* find_serving_option(const std::string& name) {
   for (const ServingOption& o : serving_options())
@@ -192,26 +224,75 @@ const ServingOption* find_serving_option(const std::string& name) {
   return nullptr;
 }
 
+namespace {
+std::string range_text(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.15g", x);
+  return b;
+}
+}  // namespace
+
 std::string serving_value_error(const ServingOption& o, const std::string& v) {
   char* end = nullptr;
+  const std::string range = "in " + range_text(o.lo) + ".." + range_text(o.hi);
   switch (o.type) {
     case OptionType::Int: {
+      errno = 0;
       const long long x = std::strtoll(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0') return "expected an integer, got '" + v + "'";
-      if (x < 0 || x > (1LL << 31)) return "expected an integer in 0..2^31, got '" + v + "'";
+      if (v.empty() || *end != '\0' || errno != 0) return "expected an integer " + range + ", got '" + v + "'";
+      if (static_cast<double>(x) < o.lo || static_cast<double>(x) > o.hi) return "must be " + range + ", got " + v;
       return "";
     }
     case OptionType::Number: {
       const double x = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end != '\0' || !std::isfinite(x) || x < 0) return "expected a number >= 0, got '" + v + "'";
+      if (v.empty() || *end != '\0' || !std::isfinite(x)) return "expected a number " + range + ", got '" + v + "'";
+      if (x < o.lo || x > o.hi) return "must be " + range + ", got " + v;
       return "";
     }
     case OptionType::Bool:
       return v == "true" || v == "false" ? "" : "expected true or false, got '" + v + "'";
     case OptionType::Text:
-      return v.empty() ? "expected a value" : "";
+      return v.empty() && std::string(o.name) != "trace" ? "expected a value" : "";
   }
   return "";
+}
+
+void set_serving_option(ServingOptions& o, const std::string& name, const std::string& value, const std::string& source,
+                        const std::string& where) {
+  const ServingOption* opt = find_serving_option(name);
+  if (!opt) {
+    std::string names;
+    for (const auto& so : serving_options()) names += (names.empty() ? "" : ", ") + std::string(so.name);
+    throw InputError(source, where, "unknown serving option '" + name + "' (expected one of: " + names + ")");
+  }
+  if (const std::string e = serving_value_error(*opt, value); !e.empty()) throw InputError(source, where, e);
+  std::visit(
+      [&](auto m) {
+        using V = std::decay_t<decltype(o.*m)>;
+        if constexpr (std::is_same_v<V, std::string>) o.*m = value;
+        else if constexpr (std::is_same_v<V, bool>) o.*m = value == "true";
+        else if constexpr (std::is_same_v<V, double>) o.*m = std::strtod(value.c_str(), nullptr);
+        else o.*m = static_cast<V>(std::strtoll(value.c_str(), nullptr, 10));
+      },
+      opt->member);
+}
+
+void check_serving_options(const ServingOptions& o, const std::string& source) {
+  for (const ServingOption& opt : serving_options()) {
+    if (opt.type != OptionType::Int && opt.type != OptionType::Number) continue;
+    const double x = std::visit(
+        [&](auto m) -> double {
+          using V = std::decay_t<decltype(o.*m)>;
+          if constexpr (std::is_same_v<V, std::string>) return 0;
+          else return static_cast<double>(o.*m);
+        },
+        opt.member);
+    if (!(x >= opt.lo && x <= opt.hi)) {
+      std::string flag = std::string("--") + opt.name;
+      for (char& c : flag) c = c == '_' ? '-' : c;
+      throw InputError(source, flag, "must be in " + range_text(opt.lo) + ".." + range_text(opt.hi) + ", got " + opt.value_of(o));
+    }
+  }
 }
 
 const std::vector<ServingField>& serving_sweep_fields() {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace npusim::llm {
@@ -132,22 +133,59 @@ Metrics continuous_metrics(const ContinuousResult& r);
 
 }  // namespace npusim::llm
 
-// ---- serving sweeps (docs/sweeps.md#serving) ----
+// ---- serving options (docs/llm.md), declared once ----
 namespace npusim::llm {
 
-// The serving options a sweep's `llm:` workload may set and its axes may sweep as
-// `serving.<name>`: `sim llm`'s options of the same name (--arrival-rate is arrival_rate...).
+// What `sim llm`, llm::serve(), a sweep's `llm:` workload and Python set: a field each, its
+// default here; serving_options() declares each one's name, type, range and meaning, and from
+// that table come the CLI flags (--name with dashes), the sweep keys (serving.<name>) and the
+// checks every caller gets.
+struct ServingOptions {
+  int batch = 1;
+  int64_t input = 128, output = 128;
+  std::string dtype = "fp16";
+  int layers = 0;
+  int buckets = 4;
+  int tp = 1, pp = 1;
+  int microbatches = 1;
+  double arrival_rate = 0;
+  int requests = 100;
+  int64_t seed = 1;
+  std::string trace;
+  int64_t max_batch_tokens = 8192;
+  int max_seqs = 256;
+  bool chunked_prefill = false;
+  bool preempt = false;
+  int virtual_engines = 0;
+  // Not options of the table: a runtime's own passes instead of a zoo model, and hardware
+  // overrides (key=value, as --set).
+  std::string prefill_pipeline, decode_pipeline;
+  std::vector<std::string> sets;
+};
+
 enum class OptionType { Int, Number, Bool, Text };
 struct ServingOption {
   const char* name;
   OptionType type;
-  const char* default_value;
-  const char* meaning;
+  std::variant<int ServingOptions::*, int64_t ServingOptions::*, double ServingOptions::*, bool ServingOptions::*,
+               std::string ServingOptions::*>
+      member;
+  double lo = 0, hi = 0;  // Int and Number: the allowed range
+  const char* meaning = "";
+  std::string default_value() const;  // the text of ServingOptions{}'s value
+  std::string value_of(const ServingOptions& o) const;
 };
 const std::vector<ServingOption>& serving_options();
 const ServingOption* find_serving_option(const std::string& name);
-// Checks a value's text against the option's type: an empty string when it fits, else why not.
+// Checks a value's text against the option's type and range: an empty string when it fits,
+// else why not.
 std::string serving_value_error(const ServingOption& o, const std::string& value);
+// Sets option `name` from its text; InputError(source, where, ...) when it is unknown, of the
+// wrong type or out of range.
+void set_serving_option(ServingOptions& o, const std::string& name, const std::string& value, const std::string& source,
+                        const std::string& where);
+// Every option of o within its range; InputError naming the option's flag (--name) otherwise.
+void check_serving_options(const ServingOptions& o, const std::string& source);
 
 // The columns of a serving sweep's rows, each read from `sim llm`'s JSON report at its pointer.
 struct ServingField {

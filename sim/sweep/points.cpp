@@ -152,7 +152,7 @@ KeyInfoFn serving_info(const SweepSpec& spec, KeyInfoFn hw) {
               : o->type == llm::OptionType::Number ? config::ParamType::Double
               : o->type == llm::OptionType::Bool ? config::ParamType::Bool
                                                   : config::ParamType::String,
-              o->default_value};
+              o->default_value()};
     for (const auto& [key, v] : spec.workloads.front().llm_options)
       if (key == o->name) k.base = v;
     return k;

@@ -266,6 +266,11 @@ TEST(SweepCli, AServingSweepRunsSimLlmPerPoint) {
   r = run_sim("sweep '" + d + "/val.yaml' -q -o '" + d + "/val'");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("expected true or false, got 'maybe'"), std::string::npos) << r.output;
+  // Out of the option's range: refused before any point runs (tp 0 once divided by zero).
+  std::ofstream(d + "/tp0.yaml") << "hw: system_8x_h100\nworkloads:\n  - llm: llama2-7b\naxes:\n  serving.tp: [0, 2]\n";
+  r = run_sim("sweep '" + d + "/tp0.yaml' -q -o '" + d + "/tp0'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("axes/serving.tp (line 5): must be in 1..4096, got 0"), std::string::npos) << r.output;
 }
 
 TEST(SweepCli, ASystemConfigSweepsLinkAndDeviceKeys) {

@@ -198,6 +198,44 @@ class SweepTest(Base):
         self.assertTrue(os.path.exists(self.path("sl/shard_1/manifest.json")))
 
 
+class ServingTest(Base):
+    def test_llm_is_sim_llm_with_the_same_options(self):
+        rep = npusim.llm("gpt2", "gpu_h100", batch=2, input=32, output=4, buckets=2, layers=1)
+        self.assertIsInstance(rep, npusim.ServingReport)
+        code, _, _ = cli("llm", "gpt2", "--hw", "gpu_h100", "--batch", 2, "--input", 32, "--output", 4, "--buckets", 2,
+                         "--layers", 1, "-q", "--report", self.path("cli.json"))
+        self.assertEqual(code, 0)
+        with open(self.path("cli.json")) as f:
+            self.assertEqual(rep, json.load(f))
+        self.assertEqual([s["phase"] for s in rep.steps][:2], ["prefill", "decode"])
+        self.assertGreater(rep.totals["ttft_ms"], 0)
+
+    def test_options_come_from_the_one_table_and_are_checked_before_running(self):
+        opts = npusim.serving_options()
+        self.assertEqual(opts["tp"]["default"], "1")
+        self.assertEqual(opts["tp"]["lo"], 1)
+        self.assertIn("preempt", opts)
+        with self.assertRaises(npusim.InputError) as e:
+            npusim.llm("llama2-7b", "system_8x_h100", tp=0)
+        self.assertIn("must be in 1..4096", str(e.exception))
+        with self.assertRaises(npusim.InputError):
+            npusim.llm("gpt2", "gpu_h100", tensor_parallel=2)
+
+    def test_collective_rows_grow_with_size(self):
+        rows = npusim.collective("all_reduce", "system_8x_h100", sizes=[1 << 20, 1 << 26])
+        self.assertEqual(len(rows), 2)
+        self.assertLess(rows[0]["time_us"], rows[1]["time_us"])
+        self.assertEqual(len(rows.to_pandas() if _has_pandas() else rows), 2)
+
+
+def _has_pandas():
+    try:
+        import pandas  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
 class PlotTest(Base):
     def test_plot_writes_a_png(self):
         try:

@@ -2,6 +2,8 @@
 // each against a case computed by hand.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "sim/ir/error.h"
 #include "sim/llm/serving.h"
 
@@ -264,3 +266,49 @@ TEST(LlmContinuous, PoissonArrivalsAreDeterministicForASeed) {
 }
 
 }  // namespace
+
+TEST(ServingOptions, TheTableBindsEveryOptionWithItsDefaultAndRange) {
+  ServingOptions o;
+  std::set<std::string> names;
+  for (const ServingOption& opt : serving_options()) {
+    EXPECT_TRUE(names.insert(opt.name).second) << opt.name << " twice";
+    // Setting the default's text leaves the options as they were; each range holds its default.
+    const std::string d = opt.default_value();
+    if (opt.type == OptionType::Int || opt.type == OptionType::Number) {
+      EXPECT_EQ(serving_value_error(opt, d), "") << opt.name << " = " << d;
+      set_serving_option(o, opt.name, d, "test", opt.name);
+      EXPECT_EQ(opt.value_of(o), d) << opt.name;
+    }
+  }
+  EXPECT_EQ(names.count("tp"), 1u);
+  EXPECT_EQ(find_serving_option("tp")->default_value(), "1");
+  set_serving_option(o, "tp", "8", "test", "tp");
+  set_serving_option(o, "arrival_rate", "2.5", "test", "arrival_rate");
+  set_serving_option(o, "preempt", "true", "test", "preempt");
+  EXPECT_EQ(o.tp, 8);
+  EXPECT_DOUBLE_EQ(o.arrival_rate, 2.5);
+  EXPECT_TRUE(o.preempt);
+}
+
+TEST(ServingOptions, ValuesOutsideTheirRangeAreRefusedNamingTheOption) {
+  ServingOptions o;
+  EXPECT_NE(serving_value_error(*find_serving_option("tp"), "0").find("must be in 1..4096"), std::string::npos);
+  EXPECT_NE(serving_value_error(*find_serving_option("buckets"), "65").find("must be in 2..64"), std::string::npos);
+  EXPECT_NE(serving_value_error(*find_serving_option("batch"), "99999999999999999999").find("expected an integer"), std::string::npos);
+  EXPECT_NE(serving_value_error(*find_serving_option("arrival_rate"), "-1").find("must be in 0.."), std::string::npos);
+  try {
+    set_serving_option(o, "tp", "0", "s.yaml", "axes/serving.tp");
+    ADD_FAILURE() << "tp 0 accepted";
+  } catch (const npusim::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("axes/serving.tp"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(set_serving_option(o, "tensor_parallel", "2", "s.yaml", "x"), npusim::InputError);
+  // A library caller that sets a field directly is checked as well (serve() does this first).
+  o.pp = 0;
+  try {
+    check_serving_options(o, "sim llm");
+    ADD_FAILURE() << "pp 0 accepted";
+  } catch (const npusim::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--pp"), std::string::npos) << e.what();
+  }
+}

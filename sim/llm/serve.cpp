@@ -1,0 +1,649 @@
+// Serving as a library call (sim/llm/serve.h, docs/llm.md): a static batch served as a prefill
+// and G - 1 decode steps with the KV cache growing by one token per step, on one GPU or NPU
+// config, or on a system as a tp x pp pipeline (each pass a zoo pipeline, sim/run/system_run.h);
+// or continuous batching of arrivals over a simulated step-time surface. The prefill and decode
+// steps at a few KV lengths are simulated on the device's model (each in a forked child: SystemC
+// elaborates once per process); the other steps are interpolated between them, and one more
+// point checks the interpolation. The batch must fit the device's memory with its KV cache, or it
+// runs in waves.
+#include "sim/llm/serve.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "frontends/pipeline/pipeline_reader.h"
+#include "frontends/zoo/zoo.h"
+#include "sim/config/system_config.h"
+#include "sim/ir/dtype.h"
+#include "sim/ir/error.h"
+#include "sim/ir/input_file.h"
+#include "sim/run/device_run.h"
+#include "sim/run/fork_pool.h"
+#include "sim/run/run.h"
+#include "sim/run/system_run.h"
+
+namespace npusim::llm {
+
+namespace {
+
+// What the serving functions read: the options and what is served where.
+struct ServeRequest : ServingOptions {
+  std::string model, hw;
+};
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+// printf into a string (the summary `sim llm` prints).
+[[gnu::format(printf, 2, 3)]] void appendf(std::string& out, const char* f, ...) {
+  va_list a, b;
+  va_start(a, f);
+  va_copy(b, a);
+  const int n = std::vsnprintf(nullptr, 0, f, a);
+  va_end(a);
+  if (n > 0) {
+    const size_t at = out.size();
+    out.resize(at + static_cast<size_t>(n) + 1);
+    std::vsnprintf(out.data() + at, static_cast<size_t>(n) + 1, f, b);
+    out.resize(at + static_cast<size_t>(n));
+  }
+  va_end(b);
+}
+
+// One simulated pass: a prefill (kv_len 0, seq = input) or a decode step (seq 1).
+struct Pass {
+  std::string phase;
+  int64_t kv_len = 0, seq = 1;
+  run::DeviceRun run;
+  int batch = 0;  // 0: the static plan's wave
+  std::vector<double> stage_ns;  // on a system: the time each pipeline stage holds the pass
+};
+
+// What every run of `sim llm` shares: the model, the hardware and the memory per device.
+struct Setup {
+  frontends::zoo::TransformerShape shape;
+  bool on_system = false, gpu = false;
+  std::optional<config::SystemConfig> sys_cfg;
+  config::HwConfig hw;
+  int devices = 1, layers = 0;
+  ir::DType dt = ir::DType::Float16;
+  ModelMemory mem;
+  double capacity = 0;
+  std::string cap_key;
+};
+
+// One pass as a pipeline on a system: its makespan, and device 0's compute and collectives.
+// With stages > 1 (a zoo pipeline: device slot s * tp + t is rank t of stage s), *stage_ns gets
+// the time each stage holds the pass: from its first compute supertask's start to the next
+// stage's (the hand-off to the next stage counts to the sender), the last to the makespan.
+run::DeviceRun pass_on_system(const ir::System& sys, const config::SystemConfig& cfg, const run::DeviceRunOptions& dro, int tp = 1,
+                              int stages = 1, std::vector<double>* stage_ns = nullptr) {
+  run::Workload w;
+  w.system = &sys;
+  run::RunOptions ro;
+  ro.library = dro.library;
+  ro.ark_plan = dro.ark_plan;
+  const run::RunRecord rec = run::run(w, run::Hardware::of(cfg), ro);
+  const run::SystemRun& sr = *rec.system();
+  run::DeviceRun r;
+  r.ns = sr.sim.makespan_ns;
+  r.by_class_ns["compute"] = sr.sim.devices.front().busy_ns;
+  r.by_class_ns["communication"] = sr.sim.devices.front().comm_ns;
+  if (stage_ns && stages > 1) {
+    std::vector<double> first(static_cast<size_t>(stages), r.ns);
+    for (size_t i = 0; i < sys.supertasks.size(); ++i) {
+      const ir::SuperTask& st = sys.supertasks[i];
+      if (st.kind != ir::SuperTaskKind::Compute || st.device_index < 0) continue;
+      const size_t s = static_cast<size_t>(std::min(st.device_index / tp, stages - 1));
+      first[s] = std::min(first[s], sr.sim.tasks[i].start_ns);
+    }
+    first[0] = 0;
+    stage_ns->clear();
+    for (int s = 0; s < stages; ++s) {
+      const double end = s + 1 < stages ? first[static_cast<size_t>(s) + 1] : r.ns;
+      stage_ns->push_back(std::max(0.0, end - first[static_cast<size_t>(s)]));
+    }
+  }
+  return r;
+}
+
+// Simulates every pass (a forked child each: SystemC elaborates once per process).
+void simulate_passes(const ServeRequest& o, const Setup& su, std::vector<Pass>& passes) {
+  run::DeviceRunOptions ro;  // the serving stack: fused kernels, CUDA graphs
+  run::PoolOptions pool;
+  pool.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::string failure;
+  run::run_forked(
+      passes.size(), pool,
+      [&](size_t i) {
+        frontends::zoo::ZooOptions z;
+        z.model = o.model;
+        z.batch = passes[i].batch;
+        z.dtype = o.dtype;
+        z.seq = static_cast<int>(passes[i].seq);
+        z.kv_len = static_cast<int>(passes[i].kv_len);
+        z.layers = su.layers;
+        if (!su.on_system) return run::simulate_on_device(frontends::zoo::make_transformer(z), su.hw, ro).to_text();
+        // The most microbatches up to --microbatches that divide this pass's batch.
+        int mb = std::max(1, std::min(o.microbatches, passes[i].batch));
+        while (passes[i].batch % mb != 0) --mb;
+        const std::string text = frontends::zoo::make_parallel_pipeline(z, o.tp, o.pp, mb).dump();
+        const ir::System sys = frontends::pipeline::read_pipeline_text(text, o.model + " tp" + std::to_string(o.tp) + " pp" + std::to_string(o.pp), ".");
+        std::vector<double> stages;
+        std::string out = pass_on_system(sys, *su.sys_cfg, ro, o.tp, mb == 1 ? o.pp : 1, &stages).to_text() + "\n";
+        for (double ns : stages) out += " " + fmt("%.6f", ns);
+        return out;
+      },
+      [&](const run::TaskOutcome& out) {
+        if (!out.ok) {
+          if (failure.empty())
+            failure = passes[out.index].phase + " of batch " + std::to_string(passes[out.index].batch) + " at KV length " +
+                      std::to_string(passes[out.index].kv_len) + ": " + out.payload;
+          return;
+        }
+        const size_t nl = out.payload.find('\n');
+        passes[out.index].run = run::DeviceRun::from_text(out.payload.substr(0, nl));
+        if (nl != std::string::npos) {
+          std::istringstream in(out.payload.substr(nl + 1));
+          for (double ns; in >> ns;) passes[out.index].stage_ns.push_back(ns);
+        }
+      });
+  if (!failure.empty()) throw InputError("sim llm", o.model, "simulating the " + failure);
+}
+
+nlohmann::ordered_json step_json(const Pass& p, bool on_system) {
+  nlohmann::ordered_json s = {{"phase", p.phase}, {"batch", p.batch}, {"kv_len", p.kv_len}, {"tokens", p.seq * p.batch},
+                              {"time_us", p.run.ns / 1000}};
+  if (!p.run.by_class_ns.empty()) {
+    nlohmann::ordered_json c = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : p.run.by_class_ns) c[k + "_us"] = v / 1000;
+    s[on_system ? "device0_us" : "kernel_us_by_class"] = c;
+  }
+  return s;
+}
+
+nlohmann::ordered_json latency_json(const Metrics& m) {
+  return {{"ttft", {{"mean", m.ttft_mean_ns / 1e6}, {"p50", m.ttft_p50_ns / 1e6}, {"p90", m.ttft_p90_ns / 1e6}, {"p99", m.ttft_p99_ns / 1e6}}},
+          {"e2e", {{"mean", m.e2e_mean_ns / 1e6}, {"p50", m.e2e_p50_ns / 1e6}, {"p90", m.e2e_p90_ns / 1e6}, {"p99", m.e2e_p99_ns / 1e6}}}};
+}
+
+nlohmann::ordered_json totals_json(const Metrics& m, const Setup& su) {
+  return {{"device", su.on_system ? "system" : su.gpu ? "gpu" : "npu"},
+          {"time_us", m.total_ns / 1000},
+          {"ttft_ms", m.ttft_mean_ns / 1e6},
+          {"tpot_ms", m.tpot_ns / 1e6},
+          {"e2e_ms", m.e2e_mean_ns / 1e6},
+          {"output_tokens_per_s", m.output_tokens_per_s},
+          {"output_tokens_per_s_per_device", m.output_tokens_per_s / su.devices}};
+}
+
+ServingRecord run_continuous(const ServeRequest& o, const Setup& su);
+ServingRecord run_pipelines(const ServeRequest& o);
+
+ServingRecord run_static(const ServeRequest& o) {
+  ServingRecord rec;
+  if (!o.prefill_pipeline.empty() || !o.decode_pipeline.empty()) return run_pipelines(o);
+  if (o.model.empty()) throw InputError("sim llm", "model", "give a zoo model, or --prefill and --decode pipeline files");
+  const auto shape = frontends::zoo::transformer_shape(o.model);
+  if (!shape || shape->family == "bert")
+    throw InputError("sim llm", "model", "'" + o.model + "' is not a decoder LLM of the zoo (gpt2*, gpt3*, llama*)");
+  if (o.input < 1 || o.output < 1 || o.input + o.output > (1 << 20))
+    throw InputError("sim llm", "--input/--output", "input and output tokens must be at least 1, together at most 2^20");
+  Setup su;
+  su.shape = *shape;
+  // A system: the model as a tp x pp pipeline (docs/system.md#zoo-pipelines) on its devices.
+  su.on_system = config::is_system_config(o.hw);
+  if (su.on_system) {
+    su.sys_cfg = config::SystemConfig::load(o.hw, o.sets);
+    if (int64_t{o.tp} * o.pp > static_cast<int64_t>(su.sys_cfg->devices.size()))
+      throw InputError(o.hw, "system.devices", "--tp " + std::to_string(o.tp) + " x --pp " + std::to_string(o.pp) + " devices, but the system has " +
+                                                   std::to_string(su.sys_cfg->devices.size()));
+    su.hw = su.sys_cfg->devices.front().hw;
+  } else {
+    if (o.tp != 1 || o.pp != 1) throw InputError("sim llm", "--tp", "--tp and --pp need a system config (docs/system.md)");
+    if (o.microbatches != 1) throw InputError("sim llm", "--microbatches", "applies to pipelines on a system (--pp)");
+    su.hw = config::HwConfig::load(o.hw, o.sets);
+  }
+  su.devices = o.tp * o.pp;
+  su.gpu = su.hw.get_string("device") == "gpu";
+  su.dt = frontends::zoo::zoo_dtype(o.dtype, ir::DType::Float16, "sim llm", true);
+  su.layers = o.layers == 0 ? shape->layers : o.layers;
+  if (o.layers < 0 || o.layers > shape->layers)
+    throw InputError("sim llm", "--layers", o.model + " has " + std::to_string(shape->layers) + " layers; got " + std::to_string(o.layers));
+  ModelShape ms{su.layers, shape->d, shape->heads, shape->kv_heads, shape->ffn, shape->vocab};
+  su.mem = model_memory(ms, static_cast<double>(ir::dtype_bytes(su.dt)), o.tp, o.pp);
+  su.cap_key = su.gpu ? "gpu.hbm.capacity_gib" : "memory.dram.capacity_gib";
+  su.capacity = su.hw.get_double(su.cap_key) * (1 << 30);
+  if (o.arrival_rate > 0 || !o.trace.empty()) return run_continuous(o, su);
+  for (const auto& [given, flag] : {std::make_pair(o.chunked_prefill, "--chunked-prefill"), std::make_pair(o.preempt, "--preempt"),
+                                    std::make_pair(o.virtual_engines > 0, "--virtual-engines")})
+    if (given) throw InputError("sim llm", flag, "applies to continuous batching (--arrival-rate or --trace)");
+  const auto& hw = su.hw;
+  const auto& sys_cfg = su.sys_cfg;
+  const bool on_system = su.on_system, gpu = su.gpu;
+  const int devices = su.devices, layers = su.layers;
+  const ir::DType dt = su.dt;
+  const ModelMemory& mem = su.mem;
+  const double capacity = su.capacity;
+  const std::string& cap_key = su.cap_key;
+
+  // ---- memory: how many requests fit at once ----
+  const BatchPlan plan = plan_batch(mem, o.batch, o.input, o.output, capacity);
+  if (!plan.fits())
+    throw InputError(hw.source(), cap_key,
+                     "one request of " + std::to_string(o.input) + " + " + std::to_string(o.output) + " tokens does not fit: " +
+                         fmt("%.2f", mem.weight_bytes / (1 << 30)) + " GiB of weights + " + fmt("%.3f", plan.kv_bytes_per_request / (1 << 30)) +
+                         " GiB of KV cache and its activations exceed " + fmt("%.2f", capacity / (1 << 30)) + " GiB");
+
+  // ---- the passes to simulate ----
+  std::vector<Pass> passes;
+  passes.push_back({"prefill", 0, o.input, {}, plan.per_wave, {}});
+  std::vector<int64_t> kv;
+  if (o.output >= 2) kv = bucket_points(o.input, o.input + o.output - 2, o.buckets);
+  for (int64_t k : kv) passes.push_back({"decode", k, 1, {}, plan.per_wave, {}});
+  // The interpolation's check: the middle of the widest gap between simulated points.
+  int64_t check = -1, widest = 1;
+  for (size_t i = 1; i < kv.size(); ++i)
+    if (kv[i] - kv[i - 1] > widest) widest = kv[i] - kv[i - 1], check = (kv[i] + kv[i - 1]) / 2;
+  if (check >= 0) passes.push_back({"check", check, 1, {}, plan.per_wave, {}});
+
+  simulate_passes(o, su, passes);
+
+  // ---- the metrics ----
+  std::vector<double> step_ns;
+  for (const Pass& p : passes)
+    if (p.phase == "decode") step_ns.push_back(p.run.ns);
+  const double decode_total = kv.empty() ? 0 : sum_interpolated(kv, step_ns, o.input, o.input + o.output - 2);
+  const Metrics m = static_metrics(plan, o.output, passes[0].run.ns, decode_total);
+
+  nlohmann::ordered_json j;
+  j["workload"] = {{"model", o.model}, {"batch", o.batch}, {"input_tokens", o.input}, {"output_tokens", o.output},
+                   {"dtype", ir::dtype_name(dt)}, {"layers", layers}, {"batching", "static"}};
+  j["hardware"] = {{"name", on_system ? sys_cfg->name : hw.get_string("name")}, {"source", on_system ? sys_cfg->source : hw.source()},
+                   {"device", gpu ? "gpu" : "npu"}, {"devices", devices}, {"tp", o.tp}, {"pp", o.pp}};
+  j["totals"] = totals_json(m, su);
+  j["latency_ms"] = latency_json(m);
+  const double gib = 1 << 30;
+  j["memory"] = {{"capacity_gib", capacity / gib}, {"weights_gib", mem.weight_bytes / gib},
+                 {"kv_cache_gib_per_request", plan.kv_bytes_per_request / gib}, {"prefill_activations_gib", plan.activation_bytes / gib},
+                 {"max_batch", plan.max_batch}, {"waves", plan.waves}, {"requests_per_wave", plan.per_wave},
+                 {"split", plan.waves > 1}};
+  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+  for (const Pass& p : passes) steps.push_back(step_json(p, on_system));
+  j["steps"] = steps;
+  if (check >= 0) {
+    const double sim = passes.back().run.ns, interp = interpolate(kv, step_ns, static_cast<double>(check));
+    j["interpolation"] = {{"simulated_kv_lens", kv.size()}, {"check_kv_len", check}, {"simulated_us", sim / 1000},
+                          {"interpolated_us", interp / 1000}, {"error_pct", 100 * (interp - sim) / sim}};
+  }
+  // KV cache in use over one wave: after the prefill, then at each simulated decode point.
+  nlohmann::ordered_json occ = nlohmann::ordered_json::array();
+  const double per_token = mem.kv_bytes_per_token * plan.per_wave;
+  occ.push_back({{"t_ms", passes[0].run.ns / 1e6}, {"gib", per_token * static_cast<double>(o.input) / gib}});
+  for (int64_t k : kv)
+    occ.push_back({{"t_ms", (passes[0].run.ns + sum_interpolated(kv, step_ns, o.input, k)) / 1e6},
+                   {"gib", per_token * static_cast<double>(k + 1) / gib}});
+  j["kv_cache_over_time"] = occ;
+
+  {
+    appendf(rec.summary, "%s on %s%s: batch %d, %lld input + %lld output tokens, %s%s\n", o.model.c_str(),
+                (on_system ? sys_cfg->name : hw.get_string("name")).c_str(),
+                on_system ? (" (tp " + std::to_string(o.tp) + " x pp " + std::to_string(o.pp) + ")").c_str() : "", o.batch,
+                static_cast<long long>(o.input), static_cast<long long>(o.output), ir::dtype_name(dt),
+                layers != shape->layers ? (", first " + std::to_string(layers) + " layers").c_str() : "");
+    appendf(rec.summary, "memory per device: %.2f GiB weights + %.3f GiB KV cache per request of %.2f GiB: at most %d at once",
+                mem.weight_bytes / gib, plan.kv_bytes_per_request / gib, capacity / gib, plan.max_batch);
+    if (plan.waves > 1) appendf(rec.summary, " -> %d waves of up to %d requests", plan.waves, plan.per_wave);
+    appendf(rec.summary, "\n\n  %-8s %10s %12s\n", "phase", "kv_len", "time_us");
+    for (const Pass& p : passes) appendf(rec.summary, "  %-8s %10lld %12.1f\n", p.phase.c_str(), static_cast<long long>(p.kv_len), p.run.ns / 1000);
+    if (check >= 0)
+      appendf(rec.summary, "  (decode steps between the simulated KV lengths are interpolated; at %lld: %+.2f%%)\n", static_cast<long long>(check),
+                  j["interpolation"]["error_pct"].get<double>());
+    appendf(rec.summary, "\nTTFT %.3f ms (p99 %.3f)  TPOT %.3f ms  end-to-end %.3f ms (p99 %.3f)  %.1f output tokens/s\n", m.ttft_mean_ns / 1e6,
+                m.ttft_p99_ns / 1e6, m.tpot_ns / 1e6, m.e2e_mean_ns / 1e6, m.e2e_p99_ns / 1e6, m.output_tokens_per_s);
+  }
+  rec.report = std::move(j);
+  return rec;
+}
+
+
+// Requests from a CSV trace: a header, then arrival_s,input_tokens,output_tokens per line
+// (arrivals non-decreasing). InputError naming the file and line.
+std::vector<Request> read_trace(const std::string& path) {
+  // A regular file of at most 256 MiB (10^6 requests need far less), read once.
+  std::istringstream f(read_input_file(path, "a request trace (CSV)", uint64_t{256} << 20));
+  std::vector<Request> r;
+  std::string line;
+  int n = 0;
+  while (std::getline(f, line)) {
+    ++n;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    if (n == 1) {
+      if (line != "arrival_s,input_tokens,output_tokens")
+        throw InputError(path, "line 1", "expected the header arrival_s,input_tokens,output_tokens, got '" + line.substr(0, 80) + "'");
+      continue;
+    }
+    std::istringstream in(line);
+    std::string a, b, c, extra;
+    if (!std::getline(in, a, ',') || !std::getline(in, b, ',') || !std::getline(in, c, ',') || std::getline(in, extra, ','))
+      throw InputError(path, "line " + std::to_string(n), "expected three comma-separated values");
+    double t = 0;
+    long long i = 0, g = 0;
+    try {
+      size_t p1 = 0, p2 = 0, p3 = 0;
+      t = std::stod(a, &p1), i = std::stoll(b, &p2), g = std::stoll(c, &p3);
+      if (p1 != a.size() || p2 != b.size() || p3 != c.size()) throw std::invalid_argument("trailing");
+    } catch (const std::exception&) {
+      throw InputError(path, "line " + std::to_string(n), "not numbers: '" + line.substr(0, 80) + "'");
+    }
+    if (!(t >= 0) || t > 1e9 || i < 1 || g < 1 || i + g > (1 << 20))
+      throw InputError(path, "line " + std::to_string(n), "arrival must be in [0, 1e9] s, input and output tokens at least 1 and together at most 2^20");
+    if (!r.empty() && t * 1e9 < r.back().arrival_ns) throw InputError(path, "line " + std::to_string(n), "arrivals must not go back in time");
+    if (r.size() >= 1000000) throw InputError(path, "line " + std::to_string(n), "more than 10^6 requests");
+    r.push_back({t * 1e9, i, g});
+  }
+  if (r.empty()) throw InputError(path, "", "no requests");
+  return r;
+}
+
+// Powers of two up to hi, and hi.
+std::vector<int> doubling(int hi) {
+  std::vector<int> r;
+  for (int b = 1; b < hi; b *= 2) r.push_back(b);
+  r.push_back(hi);
+  return r;
+}
+
+ServingRecord run_continuous(const ServeRequest& o, const Setup& su) {
+  ServingRecord rec;
+  if (o.max_batch_tokens < 1 || o.max_seqs < 1) throw InputError("sim llm", "--max-batch-tokens", "--max-batch-tokens and --max-seqs must be at least 1");
+  const std::vector<Request> reqs =
+      o.trace.empty() ? poisson_requests(o.requests, o.arrival_rate, o.input, o.output, o.seed) : read_trace(o.trace);
+  int64_t in_lo = reqs[0].input, in_hi = 0, kv_hi = 0, longest = 0;
+  for (const Request& q : reqs) {
+    in_lo = std::min(in_lo, q.input), in_hi = std::max(in_hi, q.input);
+    kv_hi = std::max(kv_hi, q.input + q.output - 2);
+    longest = std::max(longest, q.input + q.output);
+  }
+  if (in_hi > o.max_batch_tokens && !o.chunked_prefill)
+    throw InputError("sim llm", "--max-batch-tokens", "a prompt of " + std::to_string(in_hi) + " tokens exceeds the " +
+                                                          std::to_string(o.max_batch_tokens) + " tokens a prefill step may take (or give --chunked-prefill)");
+  // What the KV cache may take: the capacity less the weights and one prefill step's activations.
+  SchedulerOptions so;
+  so.max_batch_tokens = o.max_batch_tokens;
+  so.max_seqs = o.max_seqs;
+  so.chunked_prefill = o.chunked_prefill;
+  so.on_demand_blocks = o.preempt;
+  // vLLM's pipeline parallelism: as many schedulers as stages, their steps in the stages at once.
+  so.virtual_engines = o.virtual_engines > 0 ? o.virtual_engines : o.pp > 1 && o.microbatches == 1 ? o.pp : 1;
+  if (so.virtual_engines > 1 && o.pp == 1)
+    throw InputError("sim llm", "--virtual-engines", "applies to pipelines on a system (--pp > 1)");
+  if (so.virtual_engines > 1 && o.microbatches > 1)
+    throw InputError("sim llm", "--virtual-engines", "virtual engines pipeline whole steps: give --microbatches 1 (or --virtual-engines 1)");
+  so.kv_bytes_per_token = su.mem.kv_bytes_per_token;
+  so.kv_capacity_bytes = su.capacity - su.mem.weight_bytes - static_cast<double>(o.max_batch_tokens) * su.mem.activation_bytes_per_token;
+  const double per_longest = static_cast<double>((longest + so.block_tokens - 1) / so.block_tokens * so.block_tokens) * so.kv_bytes_per_token;
+  const double per_engine = so.kv_capacity_bytes / so.virtual_engines;  // each virtual engine's share of the cache
+  if (per_engine < per_longest)
+    throw InputError(su.hw.source(), su.cap_key, "the longest request's KV cache does not fit beside the weights (" +
+                                                     fmt("%.2f", su.mem.weight_bytes / (1 << 30)) + " GiB) and a prefill step's activations" +
+                                                     (so.virtual_engines > 1 ? " in 1/" + std::to_string(so.virtual_engines) + " of the cache (one virtual engine's)" : ""));
+  // The step-time surface: decode steps at batch sizes 1, 2, 4 ... up to what can run at once,
+  // each at the shortest and longest KV length (linear between); prefills of k prompts of the
+  // median input, up to a step's token budget (linear in tokens between).
+  // With --preempt a request holds only the blocks it has filled, so up to the shortest prompt's
+  // blocks' worth may run at once.
+  int64_t shortest = longest;
+  for (const Request& q : reqs) shortest = std::min(shortest, q.input + 1);
+  const double per_running = o.preempt ? static_cast<double>((shortest + so.block_tokens - 1) / so.block_tokens * so.block_tokens) * so.kv_bytes_per_token
+                                       : per_longest;
+  const int bmax = static_cast<int>(std::min<double>(o.max_seqs, std::floor(per_engine / per_running)));
+  std::vector<int64_t> ins;
+  for (const auto& q : reqs) ins.push_back(q.input);
+  std::nth_element(ins.begin(), ins.begin() + static_cast<long>(ins.size() / 2), ins.end());
+  const int64_t l_ref = ins[ins.size() / 2];
+  const int kmax = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(o.max_batch_tokens / l_ref, bmax)));
+  std::vector<Pass> passes;
+  const std::vector<int> bgrid = doubling(std::max(1, bmax)), kgrid = doubling(kmax);
+  const int64_t kv_lo = in_lo, kv_top = std::max(kv_hi, kv_lo + 1);
+  for (int k : kgrid) passes.push_back({"prefill", 0, l_ref, {}, k, {}});
+  for (int b : bgrid)
+    for (int64_t kv : {kv_lo, kv_top}) passes.push_back({"decode", kv, 1, {}, b, {}});
+  simulate_passes(o, su, passes);
+
+  std::vector<double> ptok, pns;  // prefill: tokens -> ns
+  std::map<int, std::pair<double, double>> dec;  // decode: batch -> (ns at kv_lo, ns at kv_top)
+  for (const Pass& p : passes) {
+    if (p.phase == "prefill") ptok.push_back(static_cast<double>(p.batch * p.seq)), pns.push_back(p.run.ns);
+    else (p.kv_len == kv_lo ? dec[p.batch].first : dec[p.batch].second) = p.run.ns;
+  }
+  auto lin = [](const std::vector<double>& x, const std::vector<double>& y, double v) {
+    if (x.size() == 1) return y[0] * (v / x[0]);  // one point: proportional to the tokens
+    size_t i = 1;
+    while (i + 1 < x.size() && v > x[i]) ++i;
+    return y[i - 1] + (y[i] - y[i - 1]) * (v - x[i - 1]) / (x[i] - x[i - 1]);  // extrapolates past the ends
+  };
+  StepCost cost;
+  cost.prefill_ns = [&](int64_t tokens, int) { return std::max(lin(ptok, pns, static_cast<double>(tokens)), 0.0); };
+  std::vector<double> bx, lo_ns, hi_ns;
+  for (const auto& [b, v] : dec) bx.push_back(b), lo_ns.push_back(v.first), hi_ns.push_back(v.second);
+  cost.decode_ns = [&](int batch, double kv_mean) {
+    const double f = (kv_mean - static_cast<double>(kv_lo)) / static_cast<double>(kv_top - kv_lo);
+    const double a = bx.size() == 1 ? lo_ns[0] : lin(bx, lo_ns, batch), c = bx.size() == 1 ? hi_ns[0] : lin(bx, hi_ns, batch);
+    return std::max(a + (c - a) * f, 0.0);
+  };
+  // A chunked step (docs/llm.md#chunked-prefill): every token of the step goes through the
+  // GEMMs, norms and activations once, as a prefill of that many tokens does (the weights read
+  // once), and each decode adds its attention over its KV cache: a decode step's time above the
+  // same batch's at the shortest KV length.
+  cost.mixed_ns = [prefill = cost.prefill_ns, decode = cost.decode_ns, kv_lo](int64_t prompt, int decodes, double kv_mean) {
+    if (prompt == 0) return decode(decodes, kv_mean);
+    if (decodes == 0) return prefill(prompt, 1);
+    return prefill(prompt + decodes, 1) + std::max(0.0, decode(decodes, kv_mean) - decode(decodes, static_cast<double>(kv_lo)));
+  };
+  // Each stage's share of a step's time, averaged over the simulated passes of its kind.
+  auto shares = [&](bool prompt) {
+    std::vector<double> sum(static_cast<size_t>(o.pp), 0.0);
+    int n = 0;
+    for (const Pass& p : passes)
+      if ((p.phase == "prefill") == prompt && p.stage_ns.size() == sum.size() && p.run.ns > 0) {
+        for (size_t s = 0; s < sum.size(); ++s) sum[s] += p.stage_ns[s] / p.run.ns;
+        ++n;
+      }
+    for (double& x : sum) x = n > 0 ? x / n : 1.0 / static_cast<double>(sum.size());
+    return sum;
+  };
+  if (so.virtual_engines > 1) cost.prompt_stage_shares = shares(true), cost.decode_stage_shares = shares(false);
+  const ContinuousResult res = serve_continuous(reqs, so, cost);
+  const Metrics m = continuous_metrics(res);
+
+  const double gib = 1 << 30;
+  nlohmann::ordered_json j;
+  j["workload"] = {{"model", o.model}, {"requests", reqs.size()}, {"arrivals", o.trace.empty() ? "poisson" : "trace"},
+                   {"arrival_rate_per_s", o.trace.empty() ? o.arrival_rate : 0.0}, {"seed", o.seed}, {"trace", o.trace},
+                   {"dtype", ir::dtype_name(su.dt)}, {"layers", su.layers}, {"batching", "continuous"}};
+  j["hardware"] = {{"name", su.on_system ? su.sys_cfg->name : su.hw.get_string("name")}, {"source", su.on_system ? su.sys_cfg->source : su.hw.source()},
+                   {"device", su.gpu ? "gpu" : "npu"}, {"devices", su.devices}, {"tp", o.tp}, {"pp", o.pp}};
+  j["totals"] = totals_json(m, su);
+  j["latency_ms"] = latency_json(m);
+  j["memory"] = {{"capacity_gib", su.capacity / gib}, {"weights_gib", su.mem.weight_bytes / gib}, {"kv_cache_capacity_gib", so.kv_capacity_bytes / gib},
+                 {"peak_kv_cache_gib", res.peak_kv_bytes / gib}};
+  const char* policy =
+      o.chunked_prefill ? (o.preempt ? "chunked prefill (vLLM v1, Sarathi-Serve: decodes first, then prompt chunks; KV blocks on demand, recompute preemption)"
+                                     : "chunked prefill (vLLM v1, Sarathi-Serve: decodes first, then prompt chunks; no preemption)")
+                        : (o.preempt ? "prefill first, KV blocks on demand, recompute preemption (vLLM)" : "prefill first (vLLM, no preemption)");
+  j["scheduler"] = {{"policy", policy},
+                    {"max_batch_tokens", o.max_batch_tokens}, {"max_seqs", o.max_seqs},
+                    {"prefill_steps", res.prefill_steps}, {"decode_steps", res.decode_steps}, {"mixed_steps", res.mixed_steps},
+                    {"peak_running", res.peak_running}, {"preemptions", res.preemptions}, {"virtual_engines", so.virtual_engines}};
+  if (so.virtual_engines > 1)
+    j["scheduler"]["stage_shares"] = {{"prefill", cost.prompt_stage_shares}, {"decode", cost.decode_stage_shares}};
+  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+  for (const Pass& p : passes) steps.push_back(step_json(p, su.on_system));
+  j["steps"] = steps;
+  nlohmann::ordered_json occ = nlohmann::ordered_json::array();
+  const size_t every = std::max<size_t>(1, res.kv_bytes_over_time.size() / 200);
+  for (size_t i = 0; i < res.kv_bytes_over_time.size(); i += every)
+    occ.push_back({{"t_ms", res.kv_bytes_over_time[i].first / 1e6}, {"gib", res.kv_bytes_over_time[i].second / gib}});
+  j["kv_cache_over_time"] = occ;
+  // Over time, in up to 100 even bins from the first arrival to the last token: output
+  // tokens per second, and the mean TTFT / end-to-end latency of the requests whose first token
+  // / last token falls in the bin.
+  nlohmann::ordered_json tl = nlohmann::ordered_json::array();
+  const double t0 = res.requests.front().arrival_ns, t1 = t0 + m.total_ns;
+  const int bins = static_cast<int>(std::max<size_t>(1, std::min<size_t>(100, res.tokens_out.size())));
+  const double width = (t1 - t0) / bins;
+  if (width > 0) {
+    std::vector<double> tok(bins, 0), ttft(bins, 0), e2e(bins, 0);
+    std::vector<int> nt(bins, 0), ne(bins, 0);
+    auto bin = [&](double t) { return std::clamp(static_cast<int>((t - t0) / width), 0, bins - 1); };
+    for (const auto& [t, n] : res.tokens_out) tok[bin(t)] += n;
+    for (const RequestResult& q : res.requests) {
+      const int a = bin(q.first_token_ns), b = bin(q.finish_ns);
+      ttft[a] += q.first_token_ns - q.arrival_ns, ++nt[a];
+      e2e[b] += q.finish_ns - q.arrival_ns, ++ne[b];
+    }
+    for (int i = 0; i < bins; ++i)
+      tl.push_back({{"t_ms", (t0 + (i + 0.5) * width) / 1e6}, {"output_tokens_per_s", tok[i] / (width * 1e-9)},
+                    {"ttft_ms", nt[i] ? ttft[i] / nt[i] / 1e6 : 0.0}, {"e2e_ms", ne[i] ? e2e[i] / ne[i] / 1e6 : 0.0}});
+  }
+  j["timeline"] = tl;
+  {
+    appendf(rec.summary, "%s on %s: %zu requests (%s), continuous batching, %s\n", o.model.c_str(),
+                (su.on_system ? su.sys_cfg->name : su.hw.get_string("name")).c_str(), reqs.size(),
+                o.trace.empty() ? ("Poisson " + fmt("%g", o.arrival_rate) + "/s, seed " + std::to_string(o.seed)).c_str() : o.trace.c_str(),
+                ir::dtype_name(su.dt));
+    appendf(rec.summary, "KV cache: %.2f GiB beside %.2f GiB of weights; peak %.2f GiB, %d requests running at most\n", so.kv_capacity_bytes / gib,
+                su.mem.weight_bytes / gib, res.peak_kv_bytes / gib, res.peak_running);
+    if (so.virtual_engines > 1) {
+      appendf(rec.summary, "%d virtual engines (vLLM's pipeline parallelism), their steps through %d stages at once; stage shares of a decode step:",
+                  so.virtual_engines, o.pp);
+      for (double x : cost.decode_stage_shares) appendf(rec.summary, " %.3f", x);
+      appendf(rec.summary, "\n");
+    }
+    appendf(rec.summary, "steps simulated: %zu (prefills of 1..%d prompts of %lld tokens; decodes at batch 1..%d, KV %lld and %lld); "
+                "%d prefill and %d decode steps served%s\n",
+                passes.size(), kmax, static_cast<long long>(l_ref), bgrid.back(), static_cast<long long>(kv_lo), static_cast<long long>(kv_top),
+                res.prefill_steps, res.decode_steps,
+                o.preempt ? (", " + std::to_string(res.preemptions) + " preemptions").c_str() : "");
+    appendf(rec.summary, "TTFT %.3f ms (p50 %.3f, p99 %.3f)  TPOT %.3f ms  end-to-end %.3f ms (p99 %.3f)  %.1f output tokens/s\n", m.ttft_mean_ns / 1e6,
+                m.ttft_p50_ns / 1e6, m.ttft_p99_ns / 1e6, m.tpot_ns / 1e6, m.e2e_mean_ns / 1e6, m.e2e_p99_ns / 1e6, m.output_tokens_per_s);
+  }
+  rec.report = std::move(j);
+  return rec;
+}
+
+
+// A runtime's own passes (docs/llm.md#pipeline-files): a prefill pipeline and a decode-step
+// pipeline on a system, each simulated once; every decode step is taken to cost the decode
+// pipeline's time (its file fixes one KV length), the batch is the pipelines' own.
+ServingRecord run_pipelines(const ServeRequest& o) {
+  ServingRecord rec;
+  for (const auto& [given, flag] : {std::make_pair(o.chunked_prefill, "--chunked-prefill"), std::make_pair(o.preempt, "--preempt"),
+                                    std::make_pair(o.virtual_engines > 0, "--virtual-engines")})
+    if (given) throw InputError("sim llm", flag, "applies to continuous batching of a zoo model (--arrival-rate or --trace)");
+  if (o.prefill_pipeline.empty() || o.decode_pipeline.empty())
+    throw InputError("sim llm", o.prefill_pipeline.empty() ? "--prefill" : "--decode", "give both --prefill and --decode pipeline files");
+  if (!o.model.empty()) throw InputError("sim llm", "model", "give a zoo model or pipeline files, not both");
+  if (o.arrival_rate > 0 || !o.trace.empty()) throw InputError("sim llm", "--prefill", "pipeline files serve one static batch (no arrivals)");
+  if (o.output < 1 || o.output > (1 << 20)) throw InputError("sim llm", "--output", "must be in 1..2^20");
+  if (!config::is_system_config(o.hw)) throw InputError(o.hw, "system", "pipeline files run on a system config (docs/system.md)");
+  const config::SystemConfig cfg = config::SystemConfig::load(o.hw, o.sets);
+  std::vector<std::pair<std::string, ir::System>> files;
+  for (const std::string& f : {o.prefill_pipeline, o.decode_pipeline}) files.push_back({f, frontends::pipeline::read_pipeline(f)});
+  std::vector<run::DeviceRun> runs(2);
+  run::DeviceRunOptions ro;
+  run::PoolOptions pool;
+  pool.jobs = 2;
+  std::string failure;
+  run::run_forked(
+      2, pool,
+      [&](size_t i) {
+        return pass_on_system(files[i].second, cfg, ro).to_text();
+      },
+      [&](const run::TaskOutcome& out) {
+        if (!out.ok) {
+          if (failure.empty()) failure = files[out.index].first + ": " + out.payload;
+          return;
+        }
+        runs[out.index] = run::DeviceRun::from_text(out.payload);
+      });
+  if (!failure.empty()) throw InputError("sim llm", "--prefill/--decode", "simulating " + failure);
+  BatchPlan plan;
+  plan.batch = plan.max_batch = plan.per_wave = o.batch;
+  plan.waves = 1;
+  const Metrics m = static_metrics(plan, o.output, runs[0].ns, runs[1].ns * static_cast<double>(o.output - 1));
+  Setup su;
+  su.on_system = true;
+  su.devices = 0;  // the accelerators the prefill pipeline uses
+  for (const ir::SystemDevice& d : files[0].second.devices) su.devices += d.is_cpu() ? 0 : 1;
+  su.devices = std::max(su.devices, 1);
+  nlohmann::ordered_json j;
+  j["workload"] = {{"prefill_pipeline", o.prefill_pipeline}, {"decode_pipeline", o.decode_pipeline}, {"batch", o.batch},
+                   {"output_tokens", o.output}, {"batching", "static"}};
+  j["hardware"] = {{"name", cfg.name}, {"source", cfg.source}, {"devices", su.devices}};
+  j["totals"] = totals_json(m, su);
+  j["latency_ms"] = latency_json(m);
+  j["memory"] = {{"checked", false}};  // the files name no model to size
+  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < 2; ++i) {
+    Pass p{i == 0 ? "prefill" : "decode", 0, 1, runs[i], o.batch, {}};
+    steps.push_back(step_json(p, true));
+    steps.back().erase("tokens");
+    steps.back().erase("kv_len");
+    steps.back()["pipeline"] = files[i].first;
+  }
+  j["steps"] = steps;
+  j["kv_cache_over_time"] = nlohmann::ordered_json::array();
+  appendf(rec.summary, "%s + %s on %s: batch %d, %lld output tokens\nprefill %.1f us, decode step %.1f us\n"
+                "TTFT %.3f ms  TPOT %.3f ms  end-to-end %.3f ms  %.1f output tokens/s\n",
+                o.prefill_pipeline.c_str(), o.decode_pipeline.c_str(), cfg.name.c_str(), o.batch, static_cast<long long>(o.output),
+                runs[0].ns / 1000, runs[1].ns / 1000, m.ttft_mean_ns / 1e6, m.tpot_ns / 1e6, m.e2e_mean_ns / 1e6, m.output_tokens_per_s);
+  rec.report = std::move(j);
+  return rec;
+}
+
+
+}  // namespace
+
+ServingRecord serve(const std::string& model, const std::string& hw, const ServingOptions& o) {
+  check_serving_options(o, "sim llm");
+  ServeRequest r;
+  static_cast<ServingOptions&>(r) = o;
+  r.model = model;
+  r.hw = hw;
+  return run_static(r);
+}
+
+ServingRecord serve_point(const std::string& model, const std::vector<std::pair<std::string, std::string>>& options,
+                          const std::string& hw, const std::vector<std::string>& overrides) {
+  ServingOptions o;
+  for (const auto& [k, v] : options) set_serving_option(o, k, v, "sweep", k);
+  for (const std::string& kv : overrides) {  // serving.<option>=value, or a hardware key for --set
+    const size_t eq = kv.find('=');
+    if (kv.rfind("serving.", 0) == 0 && eq != std::string::npos)
+      set_serving_option(o, kv.substr(8, eq - 8), kv.substr(eq + 1), "sweep", kv.substr(0, eq));
+    else o.sets.push_back(kv);
+  }
+  return serve(model, hw, o);
+}
+
+nlohmann::ordered_json ServingRecord::sweep_metrics() const {
+  nlohmann::ordered_json m;
+  for (const ServingField& f : serving_sweep_fields()) m[f.name] = report.at(nlohmann::ordered_json::json_pointer(f.pointer));
+  m["layers"] = nlohmann::ordered_json::array();
+  return m;
+}
+
+}  // namespace npusim::llm
