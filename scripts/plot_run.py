@@ -76,6 +76,9 @@ def npu_rows(rep):
 def gpu_rows(rep):
     cfg = rep.get("config", {})
     rows = []
+    for k in rep.get("layers", []) if "ranks" not in rep else []:  # the library plan: one row per kernel
+        rows.append({"name": k.get("name", "?")[-40:], "op": k.get("op", ""), "time": float(k.get("time_us", 0)),
+                     "bound": k.get("bound", "?"), "work": float(k.get("flops", 0)), "bytes": float(k.get("hbm_bytes", 0))})
     for rank in rep.get("ranks", []):
         for g in rank.get("processor_groups", []):
             name = g.get("ops", "?")
@@ -95,7 +98,7 @@ def gpu_rows(rep):
             peaks.append(("%s %g TFLOP/s" % (label, num(key)), num(key)))
     bw = num("gpu.hbm.bandwidth_gbps")
     roofs = {"peak": peaks, "bw": (bw / 1e3) if not math.isnan(bw) else 0.0,  # TFLOP/s per FLOP/B
-             "bw_label": "HBM %g GB/s" % bw, "work_name": "FLOPs", "time_unit": "us", "row": "processor group", "x_label": "arithmetic intensity (FLOP / HBM byte)",
+             "bw_label": "HBM %g GB/s" % bw, "work_name": "FLOPs", "time_unit": "us", "row": "processor group" if "ranks" in rep else "kernel", "x_label": "arithmetic intensity (FLOP / HBM byte)",
              "y_label": "achieved TFLOP/s", "rate": lambda r: r["work"] / (r["time"] * 1e6)}
     return rows, roofs
 
@@ -347,20 +350,23 @@ def main(argv=None):
         fail("needs matplotlib (Debian: apt-get install python3-matplotlib)")
     out = a.out or os.path.splitext(a.report)[0] + ".png"
 
+    # The report says its device kind (totals.device: npu, gpu or system); a serving report
+    # (sim llm) is told by its workload's batching.
+    device = rep.get("totals", {}).get("device") if isinstance(rep.get("totals"), dict) else None
     if isinstance(rep.get("workload"), dict) and "batching" in rep["workload"]:
         kind = "serving"
         hw_name = rep.get("hardware", {}).get("name", "")
-    elif "supertasks" in rep:
+    elif device == "system" or (device is None and "supertasks" in rep):
         kind = "system"
         hw_name = rep.get("system", {}).get("name", "")
-    elif "layers" in rep and "hardware" in rep:
+    elif device == "npu" or (device is None and "layers" in rep and "hardware" in rep):
         kind = "npu"
-        hw_name = rep["hardware"].get("name", "")
-    elif "ranks" in rep:
-        kind = "gpu"
+        hw_name = rep.get("hardware", {}).get("name", "")
+    elif device == "gpu" or (device is None and "ranks" in rep):
+        kind = "gpu"  # an ARK plan's ranks, or the library plan's kernels (layers)
         hw_name = rep.get("hw", {}).get("name", "")
     else:
-        fail("%s: not an npusim run report (no layers, ranks or supertasks)" % a.report)
+        fail("%s: not an npusim run report (no totals.device, layers, ranks or supertasks)" % a.report)
     workload = rep.get("workload", "?")
     title = a.title or "%s on %s" % (workload.get("model", "?") if isinstance(workload, dict) else workload, hw_name)
 

@@ -11,13 +11,13 @@
 
 #include "frontends/frontend_ir/frontend_ir_reader.h"
 #include "frontends/json_util.h"
-#include "frontends/registry/registry.h"
 #include "sim/check/check.h"
 #include "sim/config/hw_config.h"
 #include "sim/config/hw_paths.h"
 #include "sim/config/system_config.h"
 #include "sim/ir/error.h"
 #include "sim/run/fork_pool.h"
+#include "sim/run/workload_loader.h"
 
 namespace npusim::check {
 
@@ -193,7 +193,9 @@ int run_regress(const std::string& root, const RegressOptions& o, const Simulate
   bool failed = false;
   // Numerics in this process (no SystemC here).
   for (const GoldenSet& s : sets) {
-    const ir::Graph g = frontends::read_workload(s.ir);
+    run::WorkloadSpec spec;
+    spec.path = s.ir;
+    const ir::Graph g = std::move(*run::load_workload(spec, run::WorkloadKind::Device).graph);
     CheckOptions co;
     co.npy_dir = s.npy_dir;
     const CheckReport r = check_graph(g, co);

@@ -7,8 +7,6 @@
 #include <iostream>
 #include <memory>
 
-#include "frontends/frontend_ir/frontend_ir_reader.h"
-#include "frontends/registry/registry.h"
 #include "sim/check/check.h"
 #include "sim/check/regress.h"
 #include "sim/cli/commands.h"
@@ -16,6 +14,7 @@
 #include "sim/ir/error.h"
 #include "sim/report/report.h"
 #include "sim/run/run.h"
+#include "sim/run/workload_loader.h"
 
 namespace npusim::cli {
 
@@ -28,7 +27,9 @@ void add_check_options(CLI::App& app, CheckCliOptions& o) {
 }
 
 int run_check(const RunOptions& run, const CheckCliOptions& o) {
-  const ir::Graph graph = frontends::read_workload(run.ir, run.format, run.module);
+  run::WorkloadSpec spec;
+  spec.path = run.ir, spec.format = run.format, spec.module = run.module;
+  const ir::Graph graph = std::move(*run::load_workload(spec, run::WorkloadKind::Device).graph);
   check::CheckOptions co;
   co.npy_dir = o.npy_dir.empty() ? std::filesystem::path(run.ir).parent_path().string() : o.npy_dir;
   co.chain = o.chain;
@@ -63,7 +64,9 @@ struct RegressCliOptions {
 
 // One golden set's report in a child process (once per process), as `sim --ir` writes it.
 std::string simulate_report(const std::string& ir_path, const std::string& hw) {
-  const ir::Graph g = frontends::read_workload(ir_path);
+  run::WorkloadSpec spec;
+  spec.path = ir_path;
+  const ir::Graph g = std::move(*run::load_workload(spec, run::WorkloadKind::Device).graph);
   run::Workload w;
   w.graph = &g;
   return run::run(w, run::Hardware::load(hw)).json_text();

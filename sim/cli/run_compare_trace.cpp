@@ -3,8 +3,6 @@
 #include <fstream>
 #include <iostream>
 
-#include "frontends/frontend_ir/frontend_ir_reader.h"
-#include "frontends/registry/registry.h"
 #include "frontends/zebu_trace/layer_compare.h"
 #include "frontends/zebu_trace/zebu_trace.h"
 #include "sim/cli/commands.h"
@@ -14,13 +12,16 @@
 #include "sim/report/report.h"
 #include "sim/run/npu_run.h"
 #include "sim/run/run.h"
+#include "sim/run/workload_loader.h"
 
 namespace npusim::cli {
 
 int run_compare_trace(const CompareTraceOptions& o) {
   namespace zebu = frontends::zebu;
   const zebu::Trace trace = zebu::read_zebu_trace(o.trace);
-  const ir::Graph graph = frontends::read_workload(o.ir);
+  run::WorkloadSpec spec;
+  spec.path = o.ir;
+  const ir::Graph graph = std::move(*run::load_workload(spec, run::WorkloadKind::Device).graph);
   if (config::is_system_config(o.hw))
     throw InputError(o.hw, "system", "compare-trace compares a ZeBu trace of one NPU; give an NPU config "
                                      "(e.g. configs/gemini_zebu.yaml)");

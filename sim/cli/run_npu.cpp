@@ -4,8 +4,6 @@
 #include <iostream>
 #include <map>
 
-#include "frontends/pipeline/pipeline_reader.h"
-#include "frontends/registry/registry.h"
 #include "frontends/tvm_mlf/tvm_mlf_reader.h"
 #include "sim/cli/commands.h"
 #include "sim/config/hw_config.h"
@@ -15,6 +13,7 @@
 #include "sim/report/report.h"
 #include "sim/report/system_report.h"
 #include "sim/run/run.h"
+#include "sim/run/workload_loader.h"
 
 namespace npusim::cli {
 
@@ -42,8 +41,11 @@ run::RunOptions run_options(const RunOptions& o) {
 
 int run_npu(const RunOptions& o) {
   // A multi-device pipeline runs on a system (docs/system.md); everything else on one device.
-  if (o.format == "pipeline" || (o.format.empty() && frontends::pipeline::sniff_pipeline_file(o.ir))) {
-    const ir::System sys = frontends::pipeline::read_pipeline(o.ir);
+  run::WorkloadSpec spec;
+  spec.path = o.ir, spec.format = o.format, spec.module = o.module;
+  run::LoadedWorkload loaded = run::load_workload(spec);
+  if (loaded.system) {
+    const ir::System& sys = *loaded.system;
     if (!config::is_system_config(o.hw))
       throw InputError(o.hw, "", "a pipeline runs on a system: give --hw a YAML with a `system:` section (docs/system.md), "
                                  "e.g. configs/system_2x_npu.yaml");
@@ -57,7 +59,7 @@ int run_npu(const RunOptions& o) {
     throw InputError(o.hw, "system", "a system config runs multi-device pipelines (--ir PIPELINE.json); give one device's "
                                      "config for '" + o.ir + "' (e.g. the config named in system.devices)");
   // Validate everything before simulating.
-  const ir::Graph graph = frontends::read_workload(o.ir, o.format, o.module);
+  const ir::Graph& graph = *loaded.graph;
   if (graph.format == "tvm_mlf" && !o.quiet)  // the executor's own plan: entries sharing a storage id share memory
     std::cout << "memory footprint (TVM storage_id plan): " << frontends::tvm_memory_footprint_bytes(o.ir, o.module)
               << " B\n";
@@ -79,7 +81,11 @@ int run_npu(const RunOptions& o) {
     throw InputError("sim", "--tenant-cores", "gives the cores of workloads run at once: add them with --tenant FILE");
   std::vector<ir::Graph> tenants;
   tenants.reserve(o.tenants.size());
-  for (const auto& t : o.tenants) tenants.push_back(frontends::read_workload(t, "", ""));
+  for (const auto& t : o.tenants) {
+    run::WorkloadSpec ts;
+    ts.path = t;
+    tenants.push_back(std::move(*run::load_workload(ts, run::WorkloadKind::Device).graph));
+  }
   for (const auto& t : tenants) w.tenants.push_back(&t);
   w.tenant_cores = o.tenant_cores;
   write_outputs(run::run(w, hw, run_options(o)), o);

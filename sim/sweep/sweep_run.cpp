@@ -12,10 +12,6 @@
 #include <sstream>
 #include <thread>
 
-#include "frontends/frontend_ir/frontend_ir_reader.h"
-#include "frontends/pipeline/pipeline_reader.h"
-#include "frontends/registry/registry.h"
-#include "frontends/zoo/zoo.h"
 #include "sim/config/system_config.h"
 #include "sim/ir/error.h"
 #include "sim/sweep/results.h"
@@ -26,20 +22,6 @@
 namespace npusim::sweep {
 
 namespace fs = std::filesystem;
-
-ir::Graph load_workload(const WorkloadSpec& w) {
-  if (w.zoo_model.empty()) return frontends::read_workload(w.path);
-  frontends::zoo::ZooOptions z;
-  z.model = w.zoo_model;
-  z.batch = w.zoo_batch;
-  z.dtype = w.zoo_dtype;
-  if (frontends::zoo::is_transformer(z.model)) {
-    ir::Graph g = frontends::zoo::make_transformer(z);
-    g.name = w.name;
-    return g;
-  }
-  return frontends::parse_frontend_ir(frontends::zoo::make_frontend_ir(z), w.name);
-}
 
 namespace {
 
@@ -144,17 +126,11 @@ int run_sweep(const SweepSpec* given, const SweepRunOptions& o, const SimulateFn
   if (!jobs.empty())
     for (const auto& w : spec.workloads) {
       try {
-        if (serving) {
-          servings.push_back({w.llm_model, w.llm_options});
-        } else if (!on_system) {
-          graphs.push_back(load_workload(w));
-        } else {
-          if (w.path.empty() || !frontends::pipeline::sniff_pipeline_file(w.path))
-            throw InputError(w.path.empty() ? "zoo" : w.path, "",
-                             "a system sweep runs multi-device pipeline files (docs/system.md); give one device's config "
-                             "to sweep a single-device workload");
-          systems.push_back(frontends::pipeline::read_pipeline(w.path));
-        }
+        run::LoadedWorkload l =
+            run::load_workload(w, serving ? run::WorkloadKind::Any : on_system ? run::WorkloadKind::System : run::WorkloadKind::Device);
+        if (serving) servings.push_back(std::move(*l.serving));
+        else if (on_system) systems.push_back(std::move(*l.system));
+        else graphs.push_back(std::move(*l.graph));
       } catch (const InputError& e) {  // say which entry of the sweep it was
         throw InputError(spec.source, w.where.empty() ? "workload " + w.name : w.where, e.what());
       }

@@ -36,9 +36,6 @@ struct SweepRunOptions {
 using SimulateFn = std::function<nlohmann::ordered_json(const run::Workload&, const std::string& hw,
                                                         const std::vector<std::string>& overrides)>;
 
-// Reads a workload: a Frontend IR file, or a zoo network generated in-process.
-ir::Graph load_workload(const WorkloadSpec& w);
-
 // Runs the sweep. spec may be null with resume: the manifest in out_dir then gives it.
 // Returns 0 when every (point, workload) of this shard succeeded, 1 when any failed.
 // Bad sweeps, a directory holding another sweep and unreadable workloads are InputErrors. A

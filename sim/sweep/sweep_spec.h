@@ -8,21 +8,12 @@
 #include <vector>
 
 #include "sim/config/hw_config.h"
+#include "sim/run/workload_loader.h"
 
 namespace npusim::sweep {
 
-struct WorkloadSpec {
-  std::string name;       // shown in results: the path as written, or "zoo:resnet50:b1"
-  std::string path;       // file to read (resolved against the sweep file); empty for zoo
-  std::string zoo_model;  // zoo workload: generated in-process
-  int zoo_batch = 1;
-  std::string zoo_dtype = "int8";
-  std::string where;      // its place in the sweep file ("workloads (line 4)") or the flag
-  // Serving workload (`llm: model` with `sim llm`'s options, docs/sweeps.md#serving): each point
-  // serves requests; the options as written, axes `serving.<option>` override them.
-  std::string llm_model;
-  std::vector<std::pair<std::string, std::string>> llm_options;
-};
+// What names a workload: the one loader's spec (sim/run/workload_loader.h).
+using WorkloadSpec = run::WorkloadSpec;
 
 // One axis: a single key, or zipped keys that step together.
 struct Axis {

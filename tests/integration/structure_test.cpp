@@ -1,0 +1,82 @@
+// The layering of sim/ (../shared/ARCHITECTURE.md: cli -> check/sweep -> run -> report -> engine
+// -> mapping -> config/llm -> ir), checked on the sources' #include lines so that it lasts:
+// a library below the command line never includes it, sweeps load workloads through the one
+// loader (sim/run/workload_loader.h) and import no frontend, the SystemC-free libraries include
+// no engine, and report writers do not reach into the mapper or the engine beyond the includes
+// listed here (each one a writer that still reads a mapper structure; the list may only shrink).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/integration/test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using npusim::test::source_dir;
+
+// (file relative to the source root, included path) of every #include "..." under dir.
+std::vector<std::pair<std::string, std::string>> includes_under(const std::string& dir) {
+  std::vector<std::pair<std::string, std::string>> r;
+  const fs::path root(source_dir());
+  for (const auto& e : fs::recursive_directory_iterator(root / dir)) {
+    const std::string ext = e.path().extension().string();
+    if (!e.is_regular_file() || (ext != ".cpp" && ext != ".h")) continue;
+    std::ifstream f(e.path());
+    for (std::string line; std::getline(f, line);) {
+      if (line.rfind("#include \"", 0) != 0) continue;
+      const size_t end = line.find('"', 10);
+      r.push_back({fs::relative(e.path(), root).string(), line.substr(10, end - 10)});
+    }
+  }
+  return r;
+}
+
+bool starts(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+TEST(Structure, NoLibraryBelowTheCommandLineIncludesIt) {
+  for (const auto& [file, inc] : includes_under("sim")) {
+    if (!starts(file, "sim/cli/")) {
+      EXPECT_FALSE(starts(inc, "sim/cli/")) << file << " includes " << inc;
+    }
+  }
+}
+
+TEST(Structure, SweepsImportNoFrontendAndNoEngine) {
+  for (const auto& [file, inc] : includes_under("sim/sweep")) {
+    EXPECT_FALSE(starts(inc, "frontends/")) << file << " includes " << inc << ": load workloads with run::load_workload";
+    EXPECT_FALSE(starts(inc, "sim/engine/")) << file << " includes " << inc << " (sweeps are SystemC-free)";
+  }
+}
+
+TEST(Structure, TheServingArithmeticIsSystemCFree) {
+  for (const auto& [file, inc] : includes_under("sim/llm")) {
+    if (file != "sim/llm/serve.cpp" && file != "sim/llm/serve.h") {
+      EXPECT_FALSE(starts(inc, "sim/run/") || starts(inc, "sim/engine/")) << file << " includes " << inc;
+    }
+  }
+}
+
+TEST(Structure, ReportWritersReachIntoMapperAndEngineOnlyWhereListed) {
+  const std::set<std::pair<std::string, std::string>> listed = {
+      {"sim/report/report.h", "sim/mapping/npu_params.h"},
+      {"sim/report/report.h", "sim/mapping/program.h"},
+      {"sim/report/gpu_trace.cpp", "sim/mapping/gpu_schedule.h"},
+      {"sim/report/system_report.h", "sim/engine/system_engine.h"},
+      {"sim/report/gpu_library_report.h", "sim/mapping/gpu_library.h"},
+      {"sim/report/gpu_report.h", "sim/mapping/gpu_stats.h"},
+  };
+  std::set<std::pair<std::string, std::string>> found;
+  for (const auto& [file, inc] : includes_under("sim/report"))
+    if (starts(inc, "sim/mapping/") || starts(inc, "sim/engine/")) {
+      found.insert({file, inc});
+      EXPECT_TRUE(listed.count({file, inc})) << file << " includes " << inc << ": a writer reads the run's record";
+    }
+  for (const auto& l : listed) EXPECT_TRUE(found.count(l)) << l.first << " no longer includes " << l.second << ": drop it from the list";
+}
+
+}  // namespace
