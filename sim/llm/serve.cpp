@@ -64,9 +64,8 @@ std::string fmt(const char* f, double v) {
 struct Pass {
   std::string phase;
   int64_t kv_len = 0, seq = 1;
-  run::DeviceRun run;
+  run::RunSummary run;
   int batch = 0;  // 0: the static plan's wave
-  std::vector<double> stage_ns;  // on a system: the time each pipeline stage holds the pass
 };
 
 // What every run of `sim llm` shares: the model, the hardware and the memory per device.
@@ -83,11 +82,11 @@ struct Setup {
 };
 
 // One pass as a pipeline on a system: its makespan, and device 0's compute and collectives.
-// With stages > 1 (a zoo pipeline: device slot s * tp + t is rank t of stage s), *stage_ns gets
+// With stages > 1 (a zoo pipeline: device slot s * tp + t is rank t of stage s), its stage_ns gets
 // the time each stage holds the pass: from its first compute supertask's start to the next
 // stage's (the hand-off to the next stage counts to the sender), the last to the makespan.
-run::DeviceRun pass_on_system(const ir::System& sys, const config::SystemConfig& cfg, const run::DeviceRunOptions& dro, int tp = 1,
-                              int stages = 1, std::vector<double>* stage_ns = nullptr) {
+run::RunSummary pass_on_system(const ir::System& sys, const config::SystemConfig& cfg, const run::DeviceRunOptions& dro, int tp = 1,
+                              int stages = 1) {
   run::Workload w;
   w.system = &sys;
   run::RunOptions ro;
@@ -95,11 +94,11 @@ run::DeviceRun pass_on_system(const ir::System& sys, const config::SystemConfig&
   ro.ark_plan = dro.ark_plan;
   const run::RunRecord rec = run::run(w, run::Hardware::of(cfg), ro);
   const run::SystemRun& sr = *rec.system();
-  run::DeviceRun r;
+  run::RunSummary r;
   r.ns = sr.sim.makespan_ns;
   r.by_class_ns["compute"] = sr.sim.devices.front().busy_ns;
   r.by_class_ns["communication"] = sr.sim.devices.front().comm_ns;
-  if (stage_ns && stages > 1) {
+  if (stages > 1) {
     std::vector<double> first(static_cast<size_t>(stages), r.ns);
     for (size_t i = 0; i < sys.supertasks.size(); ++i) {
       const ir::SuperTask& st = sys.supertasks[i];
@@ -108,10 +107,10 @@ run::DeviceRun pass_on_system(const ir::System& sys, const config::SystemConfig&
       first[s] = std::min(first[s], sr.sim.tasks[i].start_ns);
     }
     first[0] = 0;
-    stage_ns->clear();
+
     for (int s = 0; s < stages; ++s) {
       const double end = s + 1 < stages ? first[static_cast<size_t>(s) + 1] : r.ns;
-      stage_ns->push_back(std::max(0.0, end - first[static_cast<size_t>(s)]));
+      r.stage_ns.push_back(std::max(0.0, end - first[static_cast<size_t>(s)]));
     }
   }
   return r;
@@ -133,16 +132,13 @@ void simulate_passes(const ServeRequest& o, const Setup& su, std::vector<Pass>& 
         z.seq = static_cast<int>(passes[i].seq);
         z.kv_len = static_cast<int>(passes[i].kv_len);
         z.layers = su.layers;
-        if (!su.on_system) return run::simulate_on_device(frontends::zoo::make_transformer(z), su.hw, ro).to_text();
+        if (!su.on_system) return run::simulate_on_device(frontends::zoo::make_transformer(z), su.hw, ro).to_json();
         // The most microbatches up to --microbatches that divide this pass's batch.
         int mb = std::max(1, std::min(o.microbatches, passes[i].batch));
         while (passes[i].batch % mb != 0) --mb;
         const std::string text = frontends::zoo::make_parallel_pipeline(z, o.tp, o.pp, mb).dump();
         const ir::System sys = frontends::pipeline::read_pipeline_text(text, o.model + " tp" + std::to_string(o.tp) + " pp" + std::to_string(o.pp), ".");
-        std::vector<double> stages;
-        std::string out = pass_on_system(sys, *su.sys_cfg, ro, o.tp, mb == 1 ? o.pp : 1, &stages).to_text() + "\n";
-        for (double ns : stages) out += " " + fmt("%.6f", ns);
-        return out;
+        return pass_on_system(sys, *su.sys_cfg, ro, o.tp, mb == 1 ? o.pp : 1).to_json();
       },
       [&](const run::TaskOutcome& out) {
         if (!out.ok) {
@@ -151,12 +147,7 @@ void simulate_passes(const ServeRequest& o, const Setup& su, std::vector<Pass>& 
                       std::to_string(passes[out.index].kv_len) + ": " + out.payload;
           return;
         }
-        const size_t nl = out.payload.find('\n');
-        passes[out.index].run = run::DeviceRun::from_text(out.payload.substr(0, nl));
-        if (nl != std::string::npos) {
-          std::istringstream in(out.payload.substr(nl + 1));
-          for (double ns; in >> ns;) passes[out.index].stage_ns.push_back(ns);
-        }
+        passes[out.index].run = run::RunSummary::from_json(out.payload);
       });
   if (!failure.empty()) throw InputError("sim llm", o.model, "simulating the " + failure);
 }
@@ -247,15 +238,15 @@ ServingRecord run_static(const ServeRequest& o) {
 
   // ---- the passes to simulate ----
   std::vector<Pass> passes;
-  passes.push_back({"prefill", 0, o.input, {}, plan.per_wave, {}});
+  passes.push_back({"prefill", 0, o.input, {}, plan.per_wave});
   std::vector<int64_t> kv;
   if (o.output >= 2) kv = bucket_points(o.input, o.input + o.output - 2, o.buckets);
-  for (int64_t k : kv) passes.push_back({"decode", k, 1, {}, plan.per_wave, {}});
+  for (int64_t k : kv) passes.push_back({"decode", k, 1, {}, plan.per_wave});
   // The interpolation's check: the middle of the widest gap between simulated points.
   int64_t check = -1, widest = 1;
   for (size_t i = 1; i < kv.size(); ++i)
     if (kv[i] - kv[i - 1] > widest) widest = kv[i] - kv[i - 1], check = (kv[i] + kv[i - 1]) / 2;
-  if (check >= 0) passes.push_back({"check", check, 1, {}, plan.per_wave, {}});
+  if (check >= 0) passes.push_back({"check", check, 1, {}, plan.per_wave});
 
   simulate_passes(o, su, passes);
 
@@ -417,9 +408,9 @@ ServingRecord run_continuous(const ServeRequest& o, const Setup& su) {
   std::vector<Pass> passes;
   const std::vector<int> bgrid = doubling(std::max(1, bmax)), kgrid = doubling(kmax);
   const int64_t kv_lo = in_lo, kv_top = std::max(kv_hi, kv_lo + 1);
-  for (int k : kgrid) passes.push_back({"prefill", 0, l_ref, {}, k, {}});
+  for (int k : kgrid) passes.push_back({"prefill", 0, l_ref, {}, k});
   for (int b : bgrid)
-    for (int64_t kv : {kv_lo, kv_top}) passes.push_back({"decode", kv, 1, {}, b, {}});
+    for (int64_t kv : {kv_lo, kv_top}) passes.push_back({"decode", kv, 1, {}, b});
   simulate_passes(o, su, passes);
 
   std::vector<double> ptok, pns;  // prefill: tokens -> ns
@@ -457,8 +448,8 @@ ServingRecord run_continuous(const ServeRequest& o, const Setup& su) {
     std::vector<double> sum(static_cast<size_t>(o.pp), 0.0);
     int n = 0;
     for (const Pass& p : passes)
-      if ((p.phase == "prefill") == prompt && p.stage_ns.size() == sum.size() && p.run.ns > 0) {
-        for (size_t s = 0; s < sum.size(); ++s) sum[s] += p.stage_ns[s] / p.run.ns;
+      if ((p.phase == "prefill") == prompt && p.run.stage_ns.size() == sum.size() && p.run.ns > 0) {
+        for (size_t s = 0; s < sum.size(); ++s) sum[s] += p.run.stage_ns[s] / p.run.ns;
         ++n;
       }
     for (double& x : sum) x = n > 0 ? x / n : 1.0 / static_cast<double>(sum.size());
@@ -562,7 +553,7 @@ ServingRecord run_pipelines(const ServeRequest& o) {
   const config::SystemConfig cfg = config::SystemConfig::load(o.hw, o.sets);
   std::vector<std::pair<std::string, ir::System>> files;
   for (const std::string& f : {o.prefill_pipeline, o.decode_pipeline}) files.push_back({f, frontends::pipeline::read_pipeline(f)});
-  std::vector<run::DeviceRun> runs(2);
+  std::vector<run::RunSummary> runs(2);
   run::DeviceRunOptions ro;
   run::PoolOptions pool;
   pool.jobs = 2;
@@ -570,14 +561,14 @@ ServingRecord run_pipelines(const ServeRequest& o) {
   run::run_forked(
       2, pool,
       [&](size_t i) {
-        return pass_on_system(files[i].second, cfg, ro).to_text();
+        return pass_on_system(files[i].second, cfg, ro).to_json();
       },
       [&](const run::TaskOutcome& out) {
         if (!out.ok) {
           if (failure.empty()) failure = files[out.index].first + ": " + out.payload;
           return;
         }
-        runs[out.index] = run::DeviceRun::from_text(out.payload);
+        runs[out.index] = run::RunSummary::from_json(out.payload);
       });
   if (!failure.empty()) throw InputError("sim llm", "--prefill/--decode", "simulating " + failure);
   BatchPlan plan;
@@ -598,7 +589,7 @@ ServingRecord run_pipelines(const ServeRequest& o) {
   j["memory"] = {{"checked", false}};  // the files name no model to size
   nlohmann::ordered_json steps = nlohmann::ordered_json::array();
   for (size_t i = 0; i < 2; ++i) {
-    Pass p{i == 0 ? "prefill" : "decode", 0, 1, runs[i], o.batch, {}};
+    Pass p{i == 0 ? "prefill" : "decode", 0, 1, runs[i], o.batch};
     steps.push_back(step_json(p, true));
     steps.back().erase("tokens");
     steps.back().erase("kv_len");

@@ -1,6 +1,11 @@
 // One graph on one device (sim/run/device_run.h).
 #include "sim/run/device_run.h"
 
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+
 #include <cstdio>
 #include <optional>
 #include <sstream>
@@ -34,36 +39,49 @@ const char* npu_layer_class(const report::LayerRow& l) {
 
 }  // namespace
 
-std::string DeviceRun::to_text() const {
-  char b[128];
-  std::snprintf(b, sizeof b, "%.6f %.1f %.9g", ns, memory_bytes, memory_rate);
-  std::string s = b;
-  for (const auto& [k, v] : by_class_ns) {
-    std::snprintf(b, sizeof b, " %s=%.6f", k.c_str(), v);
-    s += b;
-  }
-  return s;
+namespace {
+// A number at the printf resolution of `format` (what the text format carried).
+double at(const char* format, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, format, v);
+  return std::strtod(b, nullptr);
+}
+}  // namespace
+
+std::string RunSummary::to_json() const {
+  nlohmann::json j = {{"ns", at("%.6f", ns)}, {"memory_bytes", at("%.1f", memory_bytes)}, {"memory_rate", at("%.9g", memory_rate)}};
+  nlohmann::json c = nlohmann::json::object();
+  for (const auto& [k, v] : by_class_ns) c[k] = at("%.6f", v);
+  j["by_class_ns"] = c;
+  nlohmann::json st = nlohmann::json::array();
+  for (double v : stage_ns) st.push_back(at("%.6f", v));
+  j["stage_ns"] = st;
+  j["bound"] = bound;
+  j["bound_share"] = at("%.6f", bound_share);
+  return j.dump();
 }
 
-DeviceRun DeviceRun::from_text(const std::string& text) {
-  DeviceRun r;
-  std::istringstream in(text);
-  in >> r.ns >> r.memory_bytes >> r.memory_rate;
-  for (std::string kv; in >> kv;) {
-    const size_t eq = kv.find('=');
-    if (eq != std::string::npos) r.by_class_ns[kv.substr(0, eq)] = std::stod(kv.substr(eq + 1));
-  }
+RunSummary RunSummary::from_json(const std::string& text) {
+  const nlohmann::json j = nlohmann::json::parse(text);
+  RunSummary r;
+  r.ns = j.at("ns").get<double>();
+  r.memory_bytes = j.at("memory_bytes").get<double>();
+  r.memory_rate = j.at("memory_rate").get<double>();
+  for (const auto& [k, v] : j.at("by_class_ns").items()) r.by_class_ns[k] = v.get<double>();
+  for (const auto& v : j.at("stage_ns")) r.stage_ns.push_back(v.get<double>());
+  r.bound = j.at("bound").get<std::string>();
+  r.bound_share = j.at("bound_share").get<double>();
   return r;
 }
 
-DeviceRun simulate_on_device(const ir::Graph& g, const config::HwConfig& hw, const DeviceRunOptions& o) {
+RunSummary simulate_on_device(const ir::Graph& g, const config::HwConfig& hw, const DeviceRunOptions& o) {
   run::Workload w;
   w.graph = &g;
   RunOptions ro;
   ro.library = o.library;
   ro.ark_plan = o.ark_plan;
   const RunRecord rec = run::run(w, Hardware::of(hw), ro);
-  DeviceRun r;
+  RunSummary r;
   if (rec.device() == "gpu") {  // the library plan, or ARK's DefaultPlanner
     const models::GpuParams params = models::GpuParams::read(hw);
     r.memory_rate = params.hbm_bytes_per_cycle * params.cycles_per_ns();

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "sim/config/hw_config.h"
 #include "sim/ir/error.h"
 #include "sim/mapping/gpu_library.h"
+#include "sim/run/device_run.h"
 #include "sim/run/fork_pool.h"
 #include "sim/run/run.h"
 
@@ -55,18 +57,23 @@ std::vector<Simulated> simulate_forked(size_t n, int jobs, const std::function<S
       n, pool,
       [&](size_t i) {
         const Simulated r = sim_one(i);
-        char b[128];
-        std::snprintf(b, sizeof b, "%.6f %.0f %s %.6f", r.us, r.hbm_bytes, r.bound.c_str(), r.bound_share);
-        return std::string(b);
+        run::RunSummary s;
+        s.ns = r.us * 1e3;
+        s.memory_bytes = r.hbm_bytes;
+        s.bound = r.bound;
+        s.bound_share = r.bound_share;
+        return s.to_json();
       },
       [&](const run::TaskOutcome& out) {
         if (!out.ok) {
           if (failure.empty()) failure = out.payload;
           return;
         }
-        std::istringstream in(out.payload);
-        Simulated& p = predicted[out.index];
-        in >> p.us >> p.hbm_bytes >> p.bound >> p.bound_share;
+        const run::RunSummary s = run::RunSummary::from_json(out.payload);
+        // At the resolution the tables print (1e-6 us, whole bytes).
+        char us[64];
+        std::snprintf(us, sizeof us, "%.6f", s.ns / 1e3);
+        predicted[out.index] = {std::strtod(us, nullptr), std::round(s.memory_bytes), s.bound, s.bound_share};
       });
   if (!failure.empty()) throw InternalError("gpu-calibrate: a simulation failed: " + failure);
   return predicted;

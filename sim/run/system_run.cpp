@@ -139,7 +139,7 @@ SystemRun simulate_pipeline(const ir::System& sys, const config::SystemConfig& c
         const ir::SuperTask& st = sys.supertasks[static_cast<size_t>(groups[i].front())];
         const auto& dev = cfg.devices[static_cast<size_t>(slot_device[static_cast<size_t>(st.device_index)])];
         const int64_t cores = slot_cores[static_cast<size_t>(st.device_index)];
-        return simulate_on_device(st.compute->graph, cores > 0 ? sub_chip(dev.hw, cores) : dev.hw, ro).to_text();
+        return simulate_on_device(st.compute->graph, cores > 0 ? sub_chip(dev.hw, cores) : dev.hw, ro).to_json();
       },
       [&](const run::TaskOutcome& out) {
         if (!out.ok) {
@@ -147,7 +147,7 @@ SystemRun simulate_pipeline(const ir::System& sys, const config::SystemConfig& c
             failure = sys.supertasks[static_cast<size_t>(groups[out.index].front())].id + ": " + out.payload;
           return;
         }
-        const DeviceRun dr = DeviceRun::from_text(out.payload);
+        const RunSummary dr = RunSummary::from_json(out.payload);
         for (int t : groups[out.index]) {
           compute_ns[static_cast<size_t>(t)] = dr.ns, compute_bytes[static_cast<size_t>(t)] = dr.memory_bytes;
           memory_rate[static_cast<size_t>(slot_device[static_cast<size_t>(sys.supertasks[static_cast<size_t>(t)].device_index)])] =

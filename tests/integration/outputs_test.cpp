@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "sim/run/device_run.h"
 #include "tests/integration/test_util.h"
 
 namespace {
@@ -47,6 +48,32 @@ TEST(Outputs, EveryDeviceKindWritesItsReportCsvTraceAndPicture) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(read_text(d + "/serving.png").substr(0, 4), "\x89PNG");
   if (!drawn) GTEST_SKIP() << "no python3-matplotlib";
+}
+
+}  // namespace
+
+namespace {
+
+// What a forked worker sends back: every field survives the trip, at the stated resolution.
+TEST(RunSummary, GoesToJsonAndBackWithEveryField) {
+  npusim::run::RunSummary s;
+  s.ns = 1234.56789012345;
+  s.memory_bytes = 1e9 + 0.25;
+  s.memory_rate = 3.35123456789;
+  s.by_class_ns = {{"gemm", 1000.0000004}, {"attention", 2.5}};
+  s.stage_ns = {10.5, 20.25};
+  s.bound = "hbm";
+  s.bound_share = 0.8765432;
+  const auto r = npusim::run::RunSummary::from_json(s.to_json());
+  EXPECT_DOUBLE_EQ(r.ns, 1234.56789);
+  EXPECT_DOUBLE_EQ(r.memory_bytes, 1e9 + 0.2);  // %.1f: 0.25 -> 0.2 (round to even)
+  EXPECT_DOUBLE_EQ(r.memory_rate, 3.35123457);
+  EXPECT_DOUBLE_EQ(r.by_class_ns.at("gemm"), 1000.0);
+  EXPECT_DOUBLE_EQ(r.by_class_ns.at("attention"), 2.5);
+  EXPECT_EQ(r.stage_ns, (std::vector<double>{10.5, 20.25}));
+  EXPECT_EQ(r.bound, "hbm");
+  EXPECT_DOUBLE_EQ(r.bound_share, 0.876543);
+  EXPECT_THROW(npusim::run::RunSummary::from_json("{\"ns\": 1}"), std::exception);
 }
 
 }  // namespace

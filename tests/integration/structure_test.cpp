@@ -46,6 +46,11 @@ TEST(Structure, NoLibraryBelowTheCommandLineIncludesIt) {
   }
 }
 
+TEST(Structure, TheCommandLineRunsTheEngineOnlyThroughLibraryCalls) {
+  for (const auto& [file, inc] : includes_under("sim/cli"))
+    EXPECT_FALSE(starts(inc, "sim/engine/")) << file << " includes " << inc << ": call run::run, run::collective or llm::serve";
+}
+
 TEST(Structure, SweepsImportNoFrontendAndNoEngine) {
   for (const auto& [file, inc] : includes_under("sim/sweep")) {
     EXPECT_FALSE(starts(inc, "frontends/")) << file << " includes " << inc << ": load workloads with run::load_workload";
