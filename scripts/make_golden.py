@@ -213,7 +213,8 @@ def dense_real(layer, xr, w, b):
 
 
 def run_plain_vp(layer, inputs):
-    """A vector-processor op without module_list, on real values (docs/functional.md#layers)."""
+    """A vector-processor op without module_list, on real values
+    (docs/functional.md#layers-run_layerlayer-inputs-params)."""
     op, out_dt = layer["operation"], layer["output_dtype"][0]
     x = real_input(layer, inputs[0])
     if op == "max_pool2d":

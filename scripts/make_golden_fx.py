@@ -1,6 +1,6 @@
 """Second golden source for make_golden.py: a torchvision model quantized by PyTorch's FX
 post-training quantization (qnnpack engine), run with torch's own quantized kernels, written as
-a Frontend IR plus the activations every file_list names (docs/golden.md#torchvision).
+a Frontend IR plus the activations every file_list names (docs/golden.md#torchvision-and-fx-post-training-quantization).
 
 Mapping (quint8 activations become int8 by subtracting 128, so zero points move by -128):
   quantize_per_tensor        -> quantize   float32 -> int8  pre_cal(1, 0), post_cal(fl32(1/s), zp)

@@ -7,7 +7,7 @@ MAC counts and shapes do not depend on them. Models already in the folder are ke
 
   make_onnx_models.py OUT_DIR [--only resnet18,vit_b_16] [--force] [--list]
 
-Writes into OUT_DIR (batch 1, 3x224x224 images; see docs/formats.md#onnx):
+Writes into OUT_DIR (batch 1, 3x224x224 images; see docs/format_onnx.md):
   resnet18.onnx, resnet50.onnx, mobilenet_v2.onnx   opset 13 (BatchNormalization folded by the exporter)
   vit_b_16.onnx                                     opset 17 (LayerNormalization; GELU as its Erf form)
   transformer_encoder.onnx                          opset 13 (LayerNorm as ReduceMean/Sub/Pow/... ; GELU as Erf)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes the example pipelines of examples/pipelines/ by hand (docs/formats.md#pipeline-format).
+"""Writes the example pipelines of examples/pipelines/ by hand (docs/format_pipeline.md).
 
 Usage: scripts/make_pipelines.py [OUTDIR]     (default OUTDIR: examples/pipelines)
 

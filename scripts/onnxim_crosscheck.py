@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ResNet-50 or a Llama layer side by side with ONNXim (docs/validation.md#onnxim-cross-check).
+"""ResNet-50 or a Llama layer side by side with ONNXim (docs/validation_crosscheck.md).
 
 Reads ONNXim's simulator log of ResNet-50 (the `Layer <name> finish at <cycle>` lines that
 ../shared/tools/peers/onnxim_resnet50.sh leaves in ${TMPDIR:-/tmp}/onnxim/run_*.log) and npusim's
@@ -8,7 +8,7 @@ configs/onnxim_ws_128x128_c4.yaml), and prints the cycles of each part of the ne
 the stem (conv1 + max pool), the four stages and the head (pool + fc), as a Markdown table.
 
 ONNXim runs one layer at a time, so a layer's time is its finish cycle minus the previous one's.
-npusim's layers are charged as docs/timing.md#layers says (they add up to the total). Stages are
+npusim's layers are charged as docs/timing.md#per-layer-cycles-and-bound says (they add up to the total). Stages are
 assigned by counting convolutions in execution order (ResNet-50: 1 in the stem, then 10, 13, 19
 and 10), so a residual add or a pool belongs to the stage it runs in.
 

@@ -3,7 +3,7 @@
 (configs/calibration/nccl_tests_public.json; none of ../shared/validation is used), and prints
 them with the error of every fitted table:
 
-- the pipeline fill (system.collectives.ring_fill_mib / nvls_fill_mib, docs/system.md#fill):
+- the pipeline fill (system.collectives.ring_fill_mib / nvls_fill_mib, docs/system.md#pipeline-fill):
   grid search of the fill that minimises the mean |error| over the rows of 4 MiB and more
   (smaller rows sit on the host floor; NVLS from 32 MiB, where NCCL's default run used it);
 - the host floor of nccl-tests -g 8 (`sim collective --host-us`): the median time of the rows

@@ -1,8 +1,8 @@
 // Readers of ARK (microsoft/ark) model and plan files (specs/model_file.md, specs/plan_file.md,
-// docs/formats.md#ark-model-and-plan-files). Both the May-2024 layout (Node "Ops" arrays,
+// docs/format_ark.md). Both the May-2024 layout (Node "Ops" arrays,
 // Matmul ShapeMNK/StridesACDB args) and the later one (a single Node "Op", 5 more op types,
 // Matmul shape derived from the tensors) are accepted, and so are the forms ARK wrote before
-// 2024-05-19 (tensor "Pads", plan "WorldSize": 0, old Arg names; docs/formats.md#ark-format-history).
+// 2024-05-19 (tensor "Pads", plan "WorldSize": 0, old Arg names; docs/format_ark.md#format-history).
 // Every problem is an InputError naming
 // the file and the JSON pointer, e.g. "plan.json: /ProcessorGroups/0/ResourceGroups/0/TaskGroups/0/TaskRange: ...".
 #pragma once

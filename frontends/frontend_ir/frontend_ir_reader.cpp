@@ -157,7 +157,7 @@ ir::QuantInfo parse_quant(const Cursor& c) {
   return q;
 }
 
-// Attributes of the npusim extension operations (docs/formats.md#npusim-extensions); keys the
+// Attributes of the npusim extension operations (docs/format_frontend_ir.md#npusim-extensions); keys the
 // real Gemini files never use, so they are read for every op when present.
 void parse_extension_attrs(const Cursor& c, ir::Layer& l) {
   constexpr int64_t kBig = int64_t{1} << 40;

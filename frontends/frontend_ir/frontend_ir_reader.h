@@ -1,5 +1,5 @@
 // Reader of the Frontend IR (Gemini-Compiler-IR) JSON: one object, layer name -> layer dict
-// (specs/frontend_ir.md, docs/formats.md#frontend-ir). Validates every field, the graph edges
+// (specs/frontend_ir.md, docs/format_frontend_ir.md). Validates every field, the graph edges
 // and the shapes per operation before anything is simulated; any problem is an InputError
 // naming the file and the JSON pointer (e.g. "/Conv_0/stride").
 #pragma once

@@ -154,7 +154,7 @@ class Writer {
   std::string source_name(int id) const {
     const int p = m_producer[static_cast<size_t>(id)];
     if (p < 0) return m_names[static_cast<size_t>(id)];
-    // Output k > 0 of a multi-output op (split) is "<layer>:<k>" (docs/formats.md).
+    // Output k > 0 of a multi-output op (split) is "<layer>:<k>" (docs/format_frontend_ir.md#npusim-extensions).
     const ir::Layer& prod = m_g.layers[static_cast<size_t>(p)];
     for (size_t k = 1; k < prod.outputs.size(); ++k)
       if (prod.outputs[k] == id) return prod.name + ":" + std::to_string(k);

@@ -1,6 +1,6 @@
 // Writer of the Frontend IR (Gemini-Compiler-IR) JSON for any workload graph: every operation of
 // ir::OpKind, the eight of the real files and the npusim extensions
-// (docs/formats.md#npusim-extensions). The result reads back with parse_frontend_ir to the same operations, shapes,
+// (docs/format_frontend_ir.md#npusim-extensions). The result reads back with parse_frontend_ir to the same operations, shapes,
 // dtypes and attributes.
 //
 // Names follow the reader's conventions: layers keep their names; tensors fed from outside are

@@ -1,5 +1,5 @@
 // One handler per ONNX op of the default domain (onnx_internal.h); the lowering table is in
-// docs/formats.md#onnx. Handlers compute the output shapes themselves (the IR's shape rules
+// docs/format_onnx.md. Handlers compute the output shapes themselves (the IR's shape rules
 // check them again) and emit IR ops; ops whose inputs are all constant fold into constants.
 #include <cfloat>
 #include <cmath>

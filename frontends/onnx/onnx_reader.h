@@ -1,5 +1,5 @@
 // ONNX reader: a .onnx file (protobuf ModelProto, read with Debian's libonnx / libprotobuf)
-// lowered to the workload IR (sim/ir/graph.h). docs/formats.md#onnx has the lowering table.
+// lowered to the workload IR (sim/ir/graph.h). docs/format_onnx.md has the lowering table.
 //
 // What it checks before using anything: the file size (protobuf's 2 GiB limit), that the
 // ModelProto parses, the default-domain opset (7 to 21), every initializer's data size

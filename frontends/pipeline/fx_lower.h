@@ -1,4 +1,4 @@
-// fx payloads of pipeline compute supertasks -> workload IR (docs/formats.md#pipeline-format).
+// fx payloads of pipeline compute supertasks -> workload IR (docs/format_pipeline.md).
 //
 // The payload (furiosa-llm's serialize_gm) is base64 of the torch.export graph-schema JSON
 // (torch/_export/serde/schema.py): a Graph {inputs, outputs, nodes, tensor_values, ...},

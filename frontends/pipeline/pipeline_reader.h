@@ -7,7 +7,7 @@
 // frontends/pipeline/fx_lower.h) or an estimate (dfg / edf, or an fx payload that cannot be
 // read). Parameter files in safetensors format are read (header only,
 // frontends/pipeline/safetensors.h) to check each constant's name and placements.
-// docs/formats.md#pipeline-format.
+// docs/format_pipeline.md.
 #pragma once
 #include <string>
 #include <string_view>

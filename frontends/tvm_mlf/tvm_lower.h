@@ -1,4 +1,4 @@
-// GraphExecutor graph -> workload IR (docs/formats.md#tvm-model-library-format).
+// GraphExecutor graph -> workload IR (docs/format_tvm_mlf.md).
 //
 // Tensors: one per graph entry. A "null" node is a parameter when the .params file has its
 // name (without a .params file: when it is named like relay.build's bound constants, p0,

@@ -1,4 +1,4 @@
-// TVM Model Library Format reader (docs/formats.md#tvm-model-library-format).
+// TVM Model Library Format reader (docs/format_tvm_mlf.md).
 //
 // Reads what `tvm.micro.export_model_library_format` writes: a directory or a .tar / .tar.gz
 // (found by magic bytes, not by extension) holding metadata.json (versions 5, 6 and 7), the

@@ -1,5 +1,5 @@
 // The headers of a TVM .params file (tvm.relay.save_param_dict / runtime.SaveParams), read
-// from a stream of known size. Layout (little-endian, docs/formats.md):
+// from a stream of known size. Layout (little-endian, docs/format_tvm_mlf.md):
 //   u64 0xF7E58D4F05049CB7, u64 reserved, u64 num_names, {u64 len, char name[len]}...,
 //   u64 num_arrays (== num_names), then per array (DLTensor): u64 0xDD5E40F096B4A13F,
 //   u64 reserved, i32 device_type (1 = CPU), i32 device_id, i32 ndim, u8 code, u8 bits,

@@ -9,7 +9,7 @@
 //
 // Transformers (make_transformer) and single operations (make_op_graph) are built as an
 // ir::Graph by tensor ids and validated; frontends/frontend_ir/frontend_ir_writer.h writes them
-// as Frontend IR with the npusim extension operations (docs/formats.md#npusim-extensions).
+// as Frontend IR with the npusim extension operations (docs/format_frontend_ir.md#npusim-extensions).
 #pragma once
 #include <optional>
 #include <string>
@@ -55,7 +55,7 @@ struct TransformerShape {
 std::optional<TransformerShape> transformer_shape(const std::string& model);
 
 // `sim zoo llama2-70b --tp T --pp P` (zoo_pipeline.cpp, docs/system.md#zoo-pipelines): the
-// model as a multi-device pipeline (docs/formats.md#pipeline-format) on tp x pp devices,
+// model as a multi-device pipeline (docs/format_pipeline.md) on tp x pp devices,
 // Megatron-style: per layer and tensor-parallel rank an attention supertask (q/k/v column
 // shards, o row shard) and an MLP supertask (gate/up column shards, down row shard), each
 // followed by an all_reduce over the stage's tp ranks; pipeline stages of layers/pp layers

@@ -1,6 +1,6 @@
 // `sim zoo op OP key=value ...`: a workload of one operation, for every ir::OpKind. Weights
 // (and biases, gamma/beta, embedding tables) are parameter tensors; every other operand is a
-// graph input. Keys per operation: op_keys() and docs/formats.md#npusim-extensions.
+// graph input. Keys per operation: op_keys() and docs/format_frontend_ir.md#npusim-extensions.
 #include <algorithm>
 #include <cmath>
 #include <map>

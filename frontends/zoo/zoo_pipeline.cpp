@@ -1,5 +1,5 @@
 // `sim zoo MODEL --tp T --pp P`: a Llama model as a tensor- and pipeline-parallel pipeline
-// (docs/system.md#zoo-pipelines) in furiosa-llm's format (docs/formats.md#pipeline-format).
+// (docs/system.md#zoo-pipelines) in furiosa-llm's format (docs/format_pipeline.md).
 // Compute supertasks carry "fx" payloads: base64 of torch.export graph-schema JSON, written node
 // by node as scripts/make_pipelines.py does (aten ops the pipeline reader lowers), one blob per
 // distinct graph, so the system engine simulates each distinct supertask once.

@@ -1,6 +1,6 @@
 // Comparison of a computed tensor with a golden one for `sim --check`: error statistics in the
 // output dtype's units and a pass/fail verdict against a per-dtype tolerance
-// (docs/functional.md#comparison).
+// (docs/functional.md#comparison-compareh).
 #pragma once
 #include <cstdint>
 #include <string>

@@ -1,7 +1,7 @@
 // PE-array kernels: conv2d (groups, dilation, asymmetric padding with a pad value, stride,
 // bias, fused relu/relu6) and dense. im2col + GEMM on Eigen maps; products are accumulated in
 // float64 and the result (bias included) is rounded once to float32, so any summation order
-// gives the same float32 output except on ~1e-16 relative ties (docs/functional.md#conv2d).
+// gives the same float32 output except on ~1e-16 relative ties (docs/functional.md#conv2d-pe-array-convh-run_layer).
 #pragma once
 #include <array>
 #include <optional>

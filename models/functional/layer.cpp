@@ -208,7 +208,7 @@ class LayerRun {
       VpContext ctx{window(), out_dtype(), m_file, m_where};
       return check_output(run_module_list(m_l.gemini.modules, m_in, ctx), false);
     }
-    // No module_list: the op itself on real values (docs/functional.md#layers).
+    // No module_list: the op itself on real values (docs/functional.md#layers-run_layerlayer-inputs-params).
     Tensor x = real_input();
     std::string why;
     Tensor y;

@@ -1,6 +1,6 @@
 // One IR layer on the functional reference: dispatch by op, using the layer's quant_info for
 // the PE array (conv2d, dense) and its module_list for the vector processor
-// (docs/functional.md#layers).
+// (docs/functional.md#layers-run_layerlayer-inputs-params).
 #pragma once
 #include <map>
 #include <string>

@@ -24,7 +24,7 @@ ir::Shape pool_output_shape(const ir::Shape& x, const PoolParams& p, std::string
   for (int v : p.padding)
     if (v < 0) return fail("negative padding");
   // PyTorch also requires pad <= kernel/2; not enforced here: a window lying wholly in the
-  // padding gives max -inf, sum 0 (docs/functional.md#pooling).
+  // padding gives max -inf, sum 0 (docs/functional.md#pooling-poolh).
   int64_t oh = pool_output_size(x[2], p.kernel[0], p.stride[0], p.dilation[0], p.padding[0], p.padding[1], p.ceil_mode);
   int64_t ow = pool_output_size(x[3], p.kernel[1], p.stride[1], p.dilation[1], p.padding[2], p.padding[3], p.ceil_mode);
   if (oh < 1 || ow < 1) return fail("no window fits (kernel, stride or dilation < 1, or window larger than the padded input)");

@@ -1,7 +1,7 @@
 // Float -> integer conversion of the NPU's quantizers (the VP post_cal stage and the PE array's
 // output requantization share it): t = x * k + b in float32, then carry_sel rounding and
-// saturation to the output dtype. docs/functional.md#rounding gives the evidence and the
-// PyTorch recipe that reproduces it bit for bit.
+// saturation to the output dtype. docs/functional.md#rounding-carry_sel-round_type-and-saturation
+// gives the evidence and the PyTorch recipe that reproduces it bit for bit.
 #pragma once
 #include <optional>
 #include <string>

@@ -1,5 +1,5 @@
 // The vector processor's module_list stages, each as a function on float32 tensors, and the
-// pipeline that runs a layer's module_list in file order (docs/functional.md#vector-processor).
+// pipeline that runs a layer's module_list in file order (docs/functional.md#vector-processor-vp_stagesh).
 // All stage arithmetic is float32 (the unit's stages are named fp32_*; the ISA's VF32 flag);
 // reductions sum in float64 and round once, so their result does not depend on the tree shape.
 #pragma once

@@ -3,6 +3,8 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "models/gpu/gpu_timing.h"
@@ -55,6 +57,10 @@ struct GpuRankResult {
   std::vector<GpuSpan> spans;               // in (processor, program) order
   std::vector<double> barrier_release;      // per GpuSchedule::barriers
   std::vector<int> barrier_last_pg;         // processor group the last arrival came from (-1: none)
+  // The schedule the spans index (filled by the engine, so writers need not rebuild it):
+  int processors = 0;                               // processors of the schedule (SMs in use)
+  std::vector<std::string> seq_labels;              // per GpuSchedule::seqs: "T<id> <op types>"
+  std::vector<std::pair<int, int>> barrier_ranges;  // per GpuSchedule::barriers: processors [begin, end)
 };
 
 struct GpuSimResult {

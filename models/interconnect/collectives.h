@@ -52,7 +52,7 @@ struct CollectiveTuning {
   double ring_ll128_ch_gbps = 0, tree_ch_gbps[3]{}, tree_ll128_ch_gbps[3]{};
   double net_overhead_us = 1;  // per inter-node step (x3 with Simple): NCCL's NET_OVERHEAD on x86
   int channels = 16;           // rings / trees the library runs side by side
-  // Pipeline fill (docs/system.md#fill): the first fill bytes of a collective cross its two
+  // Pipeline fill (docs/system.md#pipeline-fill): the first fill bytes of a collective cross its two
   // stages (reduce, then broadcast) without overlap. Fitted on public nccl-tests logs
   // (configs/calibration/nccl_fill_fit.py), per system; ring also applies to tree.
   double ring_fill_bytes = 0, nvls_fill_bytes = 0;

@@ -1,5 +1,5 @@
 // The global (L2) buffer's port: DMA fills, PE array reads/writes and VP reads/writes share
-// npu.l2.bytes_per_cycle, served first come first served (docs/timing.md#l2). Capacity is a
+// npu.l2.bytes_per_cycle, served first come first served (docs/timing.md#l2-buffer-port). Capacity is a
 // mapping constraint (sim/mapping), not a runtime one.
 #pragma once
 #include <systemc>

@@ -46,7 +46,7 @@ inline const std::vector<config::ParamDecl>& VpParams::params() {
       const std::string key = "npu.vector.stages." + k;
       if (k == "lut_group") {
         // Transcendental functions (exp, gelu, sigmoid, tanh, rsqrt, reciprocal) by table lookup and
-        // interpolation: the passes of softmax, norms and activations beyond relu (docs/timing.md#vector-ops).
+        // interpolation: the passes of softmax, norms and activations beyond relu (docs/timing.md#vector-ops-of-the-workload-ir).
         d.push_back({key + ".vectors_per_cycle", T::Double, "0.5", "vectors/cycle",
                      "throughput of the lut_group stage (table lookup + linear interpolation: two reads per element)", {},
                      r::rate});
@@ -104,7 +104,7 @@ struct VpPass {
   bool per_row = false;
 };
 // The passes an op takes on the vector processor when its producer gave no module_list
-// (docs/timing.md#vector-ops). Empty for ops the VP only moves (reshape, transpose, concat,
+// (docs/timing.md#vector-ops-of-the-workload-ir). Empty for ops the VP only moves (reshape, transpose, concat,
 // split, slice, pad, gather) and for opaque ops; GEMM-class ops never come here.
 std::vector<VpPass> vp_op_passes(ir::OpKind op);
 

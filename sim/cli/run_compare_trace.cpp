@@ -36,7 +36,7 @@ int run_compare_trace(const CompareTraceOptions& o) {
   const report::RunReport& rep = rec.npu()->report;
 
   // Both sides charge a layer from the end of the previous layer's work to the end of its own,
-  // so per-layer cycles add up to each total (docs/calibration.md).
+  // so per-layer cycles add up to each total (docs/validation_npu.md).
   std::map<int, int64_t> simulated;
   std::map<int, std::string> names;
   for (const auto& l : rep.layers) {

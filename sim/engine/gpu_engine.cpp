@@ -66,9 +66,19 @@ mapping::GpuSimResult simulate(const std::vector<gpu::Program>& plans, const mod
   res.clock_mhz = params.clock_mhz;
   res.launch_cycles = params.launch_overhead_cycles;
   res.end_cycles = res.launch_cycles;
-  for (const auto& g : ranks) {
-    res.ranks.push_back(g->result());
-    res.end_cycles = std::max(res.end_cycles, res.ranks.back().end_cycles);
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    res.ranks.push_back(ranks[r]->result());
+    models::GpuRankResult& rr = res.ranks.back();
+    const mapping::GpuSchedule& sched = schedules[r];
+    rr.processors = static_cast<int>(sched.programs.size());
+    for (const auto& seq : sched.seqs) {
+      std::string label = "T" + std::to_string(seq.task->id);
+      for (const gpu::Op& op : seq.task->ops)
+        if (!op.is_virtual) label += " " + std::string(gpu::op_type_name(op.type));
+      rr.seq_labels.push_back(std::move(label));
+    }
+    for (const auto& b : sched.barriers) rr.barrier_ranges.push_back({b.range.begin, b.range.end});
+    res.end_cycles = std::max(res.end_cycles, rr.end_cycles);
   }
   return res;
 }

@@ -2,7 +2,7 @@
 // list of ops with their tensors; processor groups -> resource groups -> task groups) and the
 // model graph it came from. frontends/ark fills these structs after validating its input;
 // the GPU SystemC model reads them. No SystemC, no JSON here. The semantics follow ARK's
-// executor (docs/formats.md#ark-model-and-plan-files).
+// executor (docs/format_ark.md).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -259,7 +259,7 @@ struct Model {
 };
 
 // Fills op.cost and op.task_cost (and TaskInfo.task_cost) from the tensors, matmul shape and
-// config; own_rank tells remote tensors apart. Formulas: docs/formats.md#ark-model-and-plan-files.
+// config; own_rank tells remote tensors apart. Formulas: docs/format_ark.md.
 OpCost op_cost(const Op& op, int own_rank);
 OpCost op_task_cost(const Op& op, int own_rank);
 void derive_costs(Program& p);

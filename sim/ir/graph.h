@@ -18,8 +18,8 @@ int64_t num_elements(const Shape& s);
 std::string shape_str(const Shape& s);  // "[1,64,56,56]"
 
 // The closed operation set shared by every reader. The first eight are the Frontend IR's own
-// operations (the real Gemini files); the rest are npusim extensions (docs/formats.md). Shape
-// rules per op: sim/ir/op_rules.cpp.
+// operations (the real Gemini files); the rest are npusim extensions
+// (docs/format_frontend_ir.md#npusim-extensions). Shape rules per op: sim/ir/op_rules.cpp.
 enum class OpKind {
   Quantize,        // float -> int8 (vector processor pre_cal/post_cal)
   Dequantize,      // int8 -> float

@@ -1,5 +1,5 @@
 // The multi-device workload: name resolution, the pipeline rules and the topological order
-// (rules listed in system.h; docs/formats.md#pipeline-format).
+// (rules listed in system.h; docs/format_pipeline.md).
 #include "sim/ir/system.h"
 
 #include <algorithm>

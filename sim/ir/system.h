@@ -1,6 +1,6 @@
 // The multi-device workload: device slots, the tensors that flow between them, and the
 // supertasks (compute on one device, collectives over a group of devices) of a pipeline file
-// (frontends/pipeline, docs/formats.md#pipeline-format). A compute supertask carries an
+// (frontends/pipeline, docs/format_pipeline.md). A compute supertask carries an
 // ir::Graph for that device's model; a communication supertask carries its collective. No
 // SystemC and no JSON here: the reader fills a System with names and JSON pointers, then
 // finalize_system resolves the names, checks every rule (InputError(source, pointer, ...)) and

@@ -803,7 +803,7 @@ class Mapper {
     const Nchw out = nchw(l.output_shapes.empty() ? Shape{1} : l.output_shapes[0]);
     const int64_t total_rows = tiling.total_rows > 0 ? tiling.total_rows : row_count(l);
     // Stage work for the whole layer: the module_list (one pass), or the op's passes
-    // (models/npu/vector_processor_timing.cpp, docs/timing.md#vector-ops).
+    // (models/npu/vector_processor_timing.cpp, docs/timing.md#vector-ops-of-the-workload-ir).
     std::vector<std::vector<models::VpStageWork>> passes;
     std::vector<bool> per_row;
     int64_t elem_bytes = 1;

@@ -27,7 +27,7 @@ Nchw nchw(const Shape& s) {
 
 // The shapes the PE array sees for a matmul: a 1x1 convolution. MatMul with a shared [K,N]
 // operand: [M_total, K, 1, 1] x [N, K, 1, 1]; a batched operand: a grouped 1x1 convolution
-// with one group per batch element, rows of M as pixels (docs/mapping.md#matmul).
+// with one group per batch element, rows of M as pixels (docs/mapping.md#matmuls-on-the-pe-array).
 Layer gemm_view(const Layer& l) {
   Layer v = l;
   const Shape &a = l.input_shapes[0], &b = l.input_shapes[1], &y = l.output_shapes[0];

@@ -31,7 +31,7 @@ struct RowTiling {
 };
 
 // The shapes the PE array sees for a matmul / batch_matmul: a 1x1 convolution (grouped for a
-// batched second operand), docs/mapping.md#matmul.
+// batched second operand), docs/mapping.md#matmuls-on-the-pe-array.
 ir::Layer gemm_view(const ir::Layer& l);
 // (channels along a vector, positions): NCHW tensors vectorize C; others their last dim.
 std::pair<int64_t, int64_t> vp_extent(const ir::Shape& s, bool nchw_layout);

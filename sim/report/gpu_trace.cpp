@@ -3,7 +3,6 @@
 #include <cmath>
 #include <map>
 
-#include "sim/mapping/gpu_schedule.h"
 #include "sim/report/gpu_report.h"
 
 namespace npusim::report {
@@ -14,13 +13,6 @@ using OJson = nlohmann::ordered_json;
 
 double r3(double v) { return std::round(v * 1000.0) / 1000.0; }
 
-std::string task_label(const gpu::TaskInfo& t) {
-  std::string s = "T" + std::to_string(t.id);
-  for (const gpu::Op& op : t.ops)
-    if (!op.is_virtual) s += " " + std::string(gpu::op_type_name(op.type));
-  return s;
-}
-
 constexpr int kMaxTracks = 32;
 
 }  // namespace
@@ -30,8 +22,7 @@ OJson gpu_chrome_trace(const GpuReport& r, const std::vector<gpu::Program>& plan
   const double us = 1.0 / sim.clock_mhz;
   for (const mapping::GpuRankResult& res : sim.ranks) {
     const gpu::Program& p = plans.at(res.rank);
-    const mapping::GpuSchedule sched = mapping::build_schedule(p);
-    const int n = static_cast<int>(sched.programs.size());
+    const int n = res.processors;
     const int per_track = std::max(1, (n + kMaxTracks - 1) / kMaxTracks);
     events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", res.rank},
                       {"args", {{"name", "gpu" + std::to_string(res.rank) + " " + p.source}}}});
@@ -73,11 +64,11 @@ OJson gpu_chrome_trace(const GpuReport& r, const std::vector<gpu::Program>& plan
       std::string name;
       OJson args = {{"pg", m.pg}};
       if (kind == 0) {
-        name = task_label(*sched.seqs[index].task);
+        name = res.seq_labels.at(static_cast<size_t>(index));
         args["tasks"] = m.tasks;
       } else {
-        const mapping::ProcSpan& br = sched.barriers[index].range;
-        name = "barrier [" + std::to_string(br.begin) + "," + std::to_string(br.end) + ")";
+        const auto& [begin, end] = res.barrier_ranges.at(static_cast<size_t>(index));
+        name = "barrier [" + std::to_string(begin) + "," + std::to_string(end) + ")";
       }
       events.push_back({{"name", name}, {"ph", "X"}, {"pid", res.rank}, {"tid", track + 1}, {"ts", r3(start * us)},
                         {"dur", r3((m.end - m.start) * us)}, {"args", args}});

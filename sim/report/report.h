@@ -18,7 +18,7 @@ struct LayerRow {
   int layer_index = 0;
   std::string name, op, device;
   int64_t start_cycle = 0, end_cycle = 0;
-  int64_t cycles = 0;          // NPU time charged to this layer (compute frontier, docs/timing.md#layers)
+  int64_t cycles = 0;          // NPU time charged to this layer (compute frontier, docs/timing.md#per-layer-cycles-and-bound)
   double time_us = 0;          // cycles at the configured clock
   double share = 0;            // of the NPU total
   int64_t pe_busy_cycles = 0, vp_busy_cycles = 0, dma_busy_cycles = 0, stall_cycles = 0;

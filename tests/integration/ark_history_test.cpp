@@ -1,4 +1,4 @@
-// ARK files of May 2024 through the `sim` binary (docs/formats.md#ark-format-history): each
+// ARK files of May 2024 through the `sim` binary (docs/format_ark.md#format-history): each
 // historical form of tests/data/ark_history/ simulates to exactly the report of the same
 // workload in the PaddedShape form, on the GPU and (model files) on the NPU; the forms ARK
 // refused exit 2 with the file and the JSON pointer.

@@ -147,7 +147,7 @@ TEST(RegressCli, AnotherDeviceThanTheBaselinesIsNamed) {
 TEST(RegressCli, AGpuSetDetectsAChangedKernel) {
   const fs::path root = scratch_dir("regress_gpu");
   RemoveAtEnd cleanup{root.string()};
-  for (const std::string set : {std::string(kFp16), std::string(kFp16) + "_h100"})
+  for (const std::string& set : {std::string(kFp16), std::string(kFp16) + "_h100"})
     fs::copy(golden() + "/" + set, root / set, fs::copy_options::recursive);
   fs::create_directory_symlink(golden() + "/resnet18_weights", root / "resnet18_weights");
   const std::string d = (root / (std::string(kFp16) + "_h100")).string();

@@ -70,7 +70,6 @@ TEST(Structure, ReportWritersReachIntoMapperAndEngineOnlyWhereListed) {
   const std::set<std::pair<std::string, std::string>> listed = {
       {"sim/report/report.h", "sim/mapping/npu_params.h"},
       {"sim/report/report.h", "sim/mapping/program.h"},
-      {"sim/report/gpu_trace.cpp", "sim/mapping/gpu_schedule.h"},
       {"sim/report/system_report.h", "sim/engine/system_engine.h"},
       {"sim/report/gpu_library_report.h", "sim/mapping/gpu_library.h"},
       {"sim/report/gpu_report.h", "sim/mapping/gpu_stats.h"},

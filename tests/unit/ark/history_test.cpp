@@ -1,4 +1,4 @@
-// ARK files of May 2024 (docs/formats.md#ark-format-history): tensors with "Pads" instead of
+// ARK files of May 2024 (docs/format_ark.md#format-history): tensors with "Pads" instead of
 // "PaddedShape", plans with "WorldSize": 0, and the Args names ARK used before 2024-05-17 read
 // exactly like the same files in the later form; what ARK refused stays refused. The files are
 // under tests/data/ark_history/: one workload (Matmul -> Sigmoid -> ReduceSum) in each form.

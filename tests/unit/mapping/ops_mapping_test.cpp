@@ -1,5 +1,5 @@
-// Mapping of the workload IR's non-CNN operations onto the NPU (docs/mapping.md#matmul,
-// docs/timing.md#vector-ops): matmuls on the PE array as 1x1 convolutions, vector ops as
+// Mapping of the workload IR's non-CNN operations onto the NPU (docs/mapping.md#matmuls-on-the-pe-array,
+// docs/timing.md#vector-ops-of-the-workload-ir): matmuls on the PE array as 1x1 convolutions, vector ops as
 // passes, data movement through L2, opaque ops by roofline. Expected values computed by hand.
 #include <gtest/gtest.h>
 

@@ -130,9 +130,15 @@ TEST(ZooTransformers, AShardIsOneTensorParallelRank) {
       if (t.role == ir::TensorRole::Weight && t.shape.size() == 1) norms += ir::num_elements(t.shape);
     EXPECT_EQ(2 * weights(b) - norms, weights(a));
     for (const ir::Tensor& t : b.tensors) {
-      if (t.name == "model.layers.0.self_attn.q_proj.weight") EXPECT_EQ(t.shape, (ir::Shape{4096, 2048}));
-      if (t.name == "model.layers.0.self_attn.o_proj.weight") EXPECT_EQ(t.shape, (ir::Shape{2048, 4096}));
-      if (t.name == "lm_head.weight") EXPECT_EQ(t.shape[1], dims(m).vocab / 2);
+      if (t.name == "model.layers.0.self_attn.q_proj.weight") {
+        EXPECT_EQ(t.shape, (ir::Shape{4096, 2048}));
+      }
+      if (t.name == "model.layers.0.self_attn.o_proj.weight") {
+        EXPECT_EQ(t.shape, (ir::Shape{2048, 4096}));
+      }
+      if (t.name == "lm_head.weight") {
+        EXPECT_EQ(t.shape[1], dims(m).vocab / 2);
+      }
     }
   }
   ZooOptions bad = tf("gpt2", 1, 8);
