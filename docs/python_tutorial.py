@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""npusim from Python in four steps: zoo -> simulate -> sweep -> plot (docs/python.md).
+"""npusim from Python in five steps: zoo -> simulate -> sweep -> plot -> serving (docs/python.md).
 
 Build tree:  PYTHONPATH=build/python /usr/bin/python3 docs/python_tutorial.py
 Installed:   /usr/bin/python3 /usr/share/doc/npusim/python_tutorial.py   (the .deb; or
@@ -69,6 +69,14 @@ ax.legend()
 ax.grid(alpha=0.3)
 fig.savefig("tutorial_sweep.png", dpi=100, bbox_inches="tight")
 print("   plot: tutorial_sweep.png")
+
+# 5. Serving: GPT-2 on an H100 answering Poisson arrivals, with and without recompute
+#    preemption (the serving options are sim llm's, checked against its one table).
+for preempt in (False, True):
+    srv = npusim.llm("gpt2", "gpu_h100", overrides={"gpu.hbm.capacity_gib": 0.4}, input=128, output=64,
+                     arrival_rate=400, requests=30, max_batch_tokens=512, preempt=preempt)
+    print("5. llm (preempt=%s): TTFT %.2f ms, %.0f output tokens/s over %d simulated passes"
+          % (preempt, srv.totals["ttft_ms"], srv.totals["output_tokens_per_s"], len(srv.steps)))
 
 # With pandas installed (python3-pandas), tables are one call away:
 #   res.to_pandas()   one row per point;   rep.to_pandas()   one row per layer

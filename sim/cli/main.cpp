@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "sim/cli/commands.h"
+#include "sim/llm/serving.h"
 #include "sim/cli/run_plot.h"
 #include "sim/ir/error.h"
 
@@ -99,6 +100,8 @@ static int sim_main(int argc, char** argv) {
   cfg_cmd->add_option("--hw", cfg_hw, "hardware description to resolve (default: schema defaults)");
   cfg_cmd->add_option("--set", cfg_sets, "override a hardware parameter (repeatable)");
   cfg_cmd->add_flag("--markdown", markdown, "print the schema as a Markdown table (docs/config.md)");
+  bool serving_options = false;
+  cfg_cmd->add_flag("--serving-options", serving_options, "print sim llm's serving options as a Markdown table (docs/llm.md#options)");
   bool report_fields = false;
   cfg_cmd->add_flag("--report-fields", report_fields, "print the per-layer report fields as a Markdown table (docs/reports.md)");
   auto run_sweep_cmd = cli::add_sweep_command(app);  // sim sweep [merge|report] (run_sweep.cpp)
@@ -123,6 +126,10 @@ static int sim_main(int argc, char** argv) {
     if (zoo_cmd->parsed()) return cli::run_zoo(zoo);
     if (cmp_cmd->parsed()) return cli::run_compare_trace(cmp);
     if (cfg_cmd->parsed() && report_fields) return cli::run_report_fields();
+    if (cfg_cmd->parsed() && serving_options) {
+      std::cout << llm::serving_options_markdown();
+      return 0;
+    }
     if (cfg_cmd->parsed()) return cli::run_config(markdown, cfg_hw, cfg_sets);
     if (const int rc = run_sweep_cmd(); rc >= 0) return rc;
     if (const int rc = run_collective_cmd(); rc >= 0) return rc;

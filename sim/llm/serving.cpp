@@ -295,6 +295,22 @@ void check_serving_options(const ServingOptions& o, const std::string& source) {
   }
 }
 
+std::string serving_options_markdown() {
+  std::string s =
+      "| option | `sim llm` flag | sweep key | type | default | range | meaning |\n|---|---|---|---|---|---|---|\n";
+  for (const ServingOption& o : serving_options()) {
+    std::string flag = std::string("--") + o.name;
+    for (char& c : flag) c = c == '_' ? '-' : c;
+    const char* type = o.type == OptionType::Int ? "int" : o.type == OptionType::Number ? "number" : o.type == OptionType::Bool ? "bool" : "text";
+    const std::string range =
+        o.type == OptionType::Int || o.type == OptionType::Number ? range_text(o.lo) + " .. " + range_text(o.hi) : "";
+    const std::string def = o.default_value();
+    s += "| `" + std::string(o.name) + "` | `" + flag + "` | `serving." + o.name + "` | " + type + " | " + (def.empty() ? "" : "`" + def + "`") +
+         " | " + range + " | " + o.meaning + " |\n";
+  }
+  return s;
+}
+
 const std::vector<ServingField>& serving_sweep_fields() {
   static const std::vector<ServingField> f = {
       {"time_us", "us", "/totals/time_us"},

@@ -187,6 +187,9 @@ void set_serving_option(ServingOptions& o, const std::string& name, const std::s
 // Every option of o within its range; InputError naming the option's flag (--name) otherwise.
 void check_serving_options(const ServingOptions& o, const std::string& source);
 
+// The option table as Markdown (docs/llm.md#options; `sim config --serving-options`).
+std::string serving_options_markdown();
+
 // The columns of a serving sweep's rows, each read from `sim llm`'s JSON report at its pointer.
 struct ServingField {
   const char* name;

@@ -13,6 +13,14 @@ TEST(Cli, ConfigDocIsGeneratedFromTheSchema) {
   EXPECT_NE(doc.find(r.output), std::string::npos) << "docs/config.md is stale: regenerate with `build/sim config --markdown`";
 }
 
+TEST(Cli, ServingOptionsDocIsGeneratedFromTheOptionTable) {
+  const auto r = run_sim("config --serving-options");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("| `tp` | `--tp` | `serving.tp` | int | `1` | 1 .. 4096 |"), std::string::npos) << r.output;
+  const std::string doc = read_text(source_dir() + "/docs/llm.md");
+  EXPECT_NE(doc.find(r.output), std::string::npos) << "docs/llm.md is stale: paste `build/sim config --serving-options` under Options";
+}
+
 TEST(Cli, ReportFieldsDocIsGeneratedFromTheFieldTable) {
   auto r = run_sim("config --report-fields");
   ASSERT_EQ(r.exit_code, 0) << r.output;
