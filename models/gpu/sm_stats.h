@@ -21,6 +21,21 @@ inline int dominant_limiter(const LimiterCycles& c) {
   return best;
 }
 
+// The bound of some work: the term that decided the most slot time ("-" when nothing ran) and
+// its share of that time. The one place a GPU report, a kernel and a calibration row get it.
+struct Bound {
+  std::string name = "-";
+  double share = 0;
+};
+inline Bound bound_of(const LimiterCycles& c) {
+  Bound b;
+  double total = 0;
+  for (double x : c) total += x;
+  const int best = dominant_limiter(c);
+  if (best >= 0) b.name = limiter_name(static_cast<Limiter>(best)), b.share = c[best] / total;
+  return b;
+}
+
 // Work counted per processor group and per op.
 struct GpuWork {
   int64_t tasks = 0;
@@ -57,6 +72,7 @@ struct GpuRankResult {
   std::vector<GpuSpan> spans;               // in (processor, program) order
   std::vector<double> barrier_release;      // per GpuSchedule::barriers
   std::vector<int> barrier_last_pg;         // processor group the last arrival came from (-1: none)
+  LimiterCycles limiter_cycles{};           // over every op of the rank (its bound: bound_of)
   // The schedule the spans index (filled by the engine, so writers need not rebuild it):
   int processors = 0;                               // processors of the schedule (SMs in use)
   std::vector<std::string> seq_labels;              // per GpuSchedule::seqs: "T<id> <op types>"

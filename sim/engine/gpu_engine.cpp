@@ -78,6 +78,9 @@ mapping::GpuSimResult simulate(const std::vector<gpu::Program>& plans, const mod
       rr.seq_labels.push_back(std::move(label));
     }
     for (const auto& b : sched.barriers) rr.barrier_ranges.push_back({b.range.begin, b.range.end});
+    for (const auto& task : rr.ops)
+      for (const models::GpuWork& w : task)
+        for (int j = 0; j < models::kNumLimiters; ++j) rr.limiter_cycles[j] += w.limiter_cycles[j];
     res.end_cycles = std::max(res.end_cycles, rr.end_cycles);
   }
   return res;
@@ -115,14 +118,13 @@ std::vector<mapping::KernelSim> simulate_kernels(const std::vector<const gpu::Pr
     }
     k.span_us = start < 0 ? 0 : (end - start) / sim.clock_mhz;
     models::LimiterCycles c{};
-    double total = 0;
     for (size_t t = tis[i].first; t < tis[i].second; ++t)
       for (const models::GpuWork& w : r.ops[t]) {
         k.hbm_bytes += w.hbm_bytes, k.l2_bytes += w.l2_bytes, k.flops += w.flops;
-        for (int j = 0; j < models::kNumLimiters; ++j) c[j] += w.limiter_cycles[j], total += w.limiter_cycles[j];
+        for (int j = 0; j < models::kNumLimiters; ++j) c[j] += w.limiter_cycles[j];
       }
-    const int best = models::dominant_limiter(c);
-    if (best >= 0) k.bound = models::limiter_name(static_cast<models::Limiter>(best)), k.bound_share = c[best] / total;
+    const models::Bound b = models::bound_of(c);
+    if (b.name != "-") k.bound = b.name, k.bound_share = b.share;
   }
   return out;
 }

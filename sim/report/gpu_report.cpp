@@ -12,10 +12,7 @@ namespace npusim::report {
 
 namespace {
 
-std::string bound_of(const mapping::LimiterCycles& c) {
-  const int best = models::dominant_limiter(c);
-  return best < 0 ? "-" : models::limiter_name(static_cast<models::Limiter>(best));
-}
+std::string bound_of(const mapping::LimiterCycles& c) { return models::bound_of(c).name; }
 
 // "T5 Matmul", or with the IR origins "T5 Matmul Conv_0 (conv2d)".
 std::string pg_ops(const gpu::Program& p, const gpu::ProcessorGroup& pg, const std::map<std::string, std::string>* ir_ops) {

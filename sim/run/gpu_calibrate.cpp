@@ -87,14 +87,10 @@ Simulated simulate_one(const gpu::Program& p, const run::Hardware& hw) {
   const mapping::GpuSimResult& sim = *rec.gpu_sim();
   Simulated r{sim.end_cycles / sim.clock_mhz, sim.ranks.empty() ? 0.0 : sim.ranks[0].hbm_bytes};
   // The kernel's bound: over all its ops (a split-K sum too), the term that decided the most.
-  models::LimiterCycles c{};
-  double total = 0;
-  if (!sim.ranks.empty())
-    for (const auto& task : sim.ranks[0].ops)
-      for (const models::GpuWork& w : task)
-        for (int i = 0; i < models::kNumLimiters; ++i) c[i] += w.limiter_cycles[i], total += w.limiter_cycles[i];
-  const int best = models::dominant_limiter(c);
-  if (best >= 0) r.bound = models::limiter_name(static_cast<models::Limiter>(best)), r.bound_share = c[best] / total;
+  if (!sim.ranks.empty()) {
+    const models::Bound b = models::bound_of(sim.ranks[0].limiter_cycles);
+    if (b.name != "-") r.bound = b.name, r.bound_share = b.share;
+  }
   return r;
 }
 
