@@ -11,7 +11,6 @@
 
 #include "models/gpu/gpu_timing.h"
 #include "sim/config/hw_config.h"
-#include "sim/mapping/gpu_library.h"
 #include "sim/report/fields.h"
 
 namespace npusim::report {
@@ -41,12 +40,6 @@ struct LibraryReport {
   std::vector<std::string> free_ops;
   std::vector<std::pair<std::string, std::string>> config;  // resolved gpu.* parameters
 };
-
-// chosen[i]: the candidate of kernel i that runs; sims[i]: what it measured.
-LibraryReport build_library_report(const std::string& workload, const mapping::LibraryPlan& plan,
-                                   const std::vector<size_t>& chosen, const std::vector<mapping::KernelSim>& sims,
-                                   const mapping::Timeline& timeline, const config::HwConfig& cfg,
-                                   const models::GpuParams& params, int distinct_kernels);
 
 // The run-level fields (docs/reports.md#gpu-library-plan-reports): the JSON report's totals
 // (kInTotals) and the columns of a GPU sweep row (kInSweep), in table order.

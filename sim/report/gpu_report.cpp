@@ -12,7 +12,7 @@ namespace npusim::report {
 
 namespace {
 
-std::string bound_of(const mapping::LimiterCycles& c) { return models::bound_of(c).name; }
+std::string bound_of(const models::LimiterCycles& c) { return models::bound_of(c).name; }
 
 // "T5 Matmul", or with the IR origins "T5 Matmul Conv_0 (conv2d)".
 std::string pg_ops(const gpu::Program& p, const gpu::ProcessorGroup& pg, const std::map<std::string, std::string>* ir_ops) {
@@ -58,7 +58,7 @@ void mark_critical(const gpu::Program& p, std::vector<GpuPgRow>& rows, double sl
 }  // namespace
 
 GpuReport build_gpu_report(const std::string& workload, const std::vector<gpu::Program>& plans,
-                           const mapping::GpuSimResult& sim, const config::HwConfig& cfg, const models::GpuParams& params,
+                           const models::GpuSimResult& sim, const config::HwConfig& cfg, const models::GpuParams& params,
                            const std::map<std::string, std::string>* ir_ops) {
   GpuReport r;
   r.workload = workload;
@@ -71,7 +71,7 @@ GpuReport build_gpu_report(const std::string& workload, const std::vector<gpu::P
   r.total_us = sim.end_cycles * us;
   for (const auto& kv : cfg.resolved())
     if (kv.first.rfind("gpu.", 0) == 0 || kv.first == "name" || kv.first == "clock_mhz") r.config.push_back(kv);
-  for (const mapping::GpuRankResult& res : sim.ranks) {
+  for (const models::GpuRankResult& res : sim.ranks) {
     const gpu::Program& p = plans.at(res.rank);
     GpuRankReport rr;
     rr.rank = res.rank;
@@ -91,10 +91,10 @@ GpuReport build_gpu_report(const std::string& workload, const std::vector<gpu::P
     rr.sm_occupancy = busy / (kernel_cycles * std::max(1, r.num_sms));
     // Processor groups.
     std::vector<double> span_busy(p.processor_groups.size(), 0);
-    for (const mapping::GpuSpan& s : res.spans)
+    for (const models::GpuSpan& s : res.spans)
       if (s.seq >= 0 && s.start >= 0) span_busy[s.pg] += s.end - s.start;
     for (size_t i = 0; i < p.processor_groups.size(); ++i) {
-      const mapping::GpuPgStats& st = res.pgs[i];
+      const models::GpuPgStats& st = res.pgs[i];
       GpuPgRow row;
       row.index = static_cast<int>(i);
       const gpu::Range& pr = p.processor_groups[i].processor_range;
@@ -123,7 +123,7 @@ GpuReport build_gpu_report(const std::string& workload, const std::vector<gpu::P
     for (size_t ti = 0; ti < p.task_infos.size(); ++ti)
       for (size_t oi = 0; oi < p.task_infos[ti].ops.size(); ++oi) {
         const gpu::Op& op = p.task_infos[ti].ops[oi];
-        const mapping::GpuWork& w = res.ops[ti][oi];
+        const models::GpuWork& w = res.ops[ti][oi];
         if (op.is_virtual || w.tasks == 0) continue;
         GpuOpRow o;
         o.task_info = p.task_infos[ti].id;

@@ -12,7 +12,7 @@
 #include "models/gpu/gpu_timing.h"
 #include "sim/config/hw_config.h"
 #include "sim/ir/gpu_program.h"
-#include "sim/mapping/gpu_stats.h"
+#include "models/gpu/sm_stats.h"
 
 namespace npusim::report {
 
@@ -67,7 +67,7 @@ struct GpuReport {
 // ir_ops: for a workload lowered from the IR (sim/mapping/gpu_lower.h), ARK op name -> kind
 // of the IR op it came from; the rows then name their IR op and its kind.
 GpuReport build_gpu_report(const std::string& workload, const std::vector<gpu::Program>& plans,
-                           const mapping::GpuSimResult& sim, const config::HwConfig& cfg, const models::GpuParams& params,
+                           const models::GpuSimResult& sim, const config::HwConfig& cfg, const models::GpuParams& params,
                            const std::map<std::string, std::string>* ir_ops = nullptr);
 
 std::string format_gpu_table(const GpuReport& r);
@@ -77,7 +77,7 @@ std::string gpu_to_csv(const GpuReport& r);
 // group of ceil(n/32) SMs when n > 32) with one span per task group and barrier, and a track
 // of processor-group spans.
 nlohmann::ordered_json gpu_chrome_trace(const GpuReport& r, const std::vector<gpu::Program>& plans,
-                                        const mapping::GpuSimResult& sim);
+                                        const models::GpuSimResult& sim);
 
 // A plan as an ARK plan file (specs/plan_file.md, the layout of ARK main): what
 // `--write-plan` writes; frontends::read_ark_plan reads it back.

@@ -17,10 +17,10 @@ constexpr int kMaxTracks = 32;
 
 }  // namespace
 
-OJson gpu_chrome_trace(const GpuReport& r, const std::vector<gpu::Program>& plans, const mapping::GpuSimResult& sim) {
+OJson gpu_chrome_trace(const GpuReport& r, const std::vector<gpu::Program>& plans, const models::GpuSimResult& sim) {
   OJson events = OJson::array();
   const double us = 1.0 / sim.clock_mhz;
-  for (const mapping::GpuRankResult& res : sim.ranks) {
+  for (const models::GpuRankResult& res : sim.ranks) {
     const gpu::Program& p = plans.at(res.rank);
     const int n = res.processors;
     const int per_track = std::max(1, (n + kMaxTracks - 1) / kMaxTracks);
@@ -34,7 +34,7 @@ OJson gpu_chrome_trace(const GpuReport& r, const std::vector<gpu::Program>& plan
       events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", res.rank}, {"tid", t + 1}, {"args", {{"name", name}}}});
     }
     for (size_t i = 0; i < res.pgs.size(); ++i) {
-      const mapping::GpuPgStats& g = res.pgs[i];
+      const models::GpuPgStats& g = res.pgs[i];
       if (g.start < 0) continue;
       const std::string ops = i < r.ranks.at(res.rank).pgs.size() ? r.ranks[res.rank].pgs[i].ops : "";
       events.push_back({{"name", "PG " + std::to_string(i) + ": " + ops}, {"ph", "X"}, {"pid", res.rank}, {"tid", 0},
@@ -48,7 +48,7 @@ OJson gpu_chrome_trace(const GpuReport& r, const std::vector<gpu::Program>& plan
       int pg = 0;
     };
     std::map<std::tuple<int, int, int>, Merged> merged;  // (track, kind: 0 task / 1 barrier, index)
-    for (const mapping::GpuSpan& s : res.spans) {
+    for (const models::GpuSpan& s : res.spans) {
       if (s.start < 0 || s.end < 0) continue;
       Merged& m = merged[{s.sm / per_track, s.seq >= 0 ? 0 : 1, s.seq >= 0 ? s.seq : s.barrier}];
       m.start = m.start < 0 ? s.start : std::min(m.start, s.start);

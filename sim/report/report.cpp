@@ -10,134 +10,6 @@
 
 namespace npusim::report {
 
-using mapping::Unit;
-
-void describe_hardware(RunReport& r, const config::HwConfig& cfg, const mapping::NpuParams& p) {
-  r.hw_name = cfg.get_string("name");
-  r.hw_source = cfg.source();
-  r.clock_mhz = p.clock_mhz;
-  r.dram_bytes_per_cycle = p.dram.bytes_per_cycle;
-  r.config = cfg.resolved();
-  r.energy_modelled = p.energy.modelled();
-  r.pe_count = p.pe.rows * p.pe.cols * p.cores;  // the chip's: every core's
-  r.l2_size_bytes = p.buffers.l2_bytes * p.cores;
-}
-
-void describe_hardware(RunReport& r, const config::HwConfig& cfg) {
-  describe_hardware(r, cfg, mapping::NpuParams::read(cfg));
-}
-
-RunReport build_report(const std::string& workload, const mapping::Program& prog,
-                       const std::vector<mapping::CommandTiming>& timings, const config::HwConfig& cfg,
-                       const mapping::NpuParams& p) {
-  RunReport r;
-  r.workload = workload;
-  describe_hardware(r, cfg, p);
-  const double pj_mac = p.energy.pj_per_mac, pj_dram = p.energy.pj_per_dram_byte, pj_sram = p.energy.pj_per_sram_byte;
-
-  const size_t n = prog.layers.size();
-  std::vector<LayerRow> rows(n);
-  std::vector<int64_t> finish(n, -1), first(n, INT64_MAX);
-  for (const auto& c : prog.commands) {
-    const auto& t = timings[c.id];
-    LayerRow& row = rows[c.layer];
-    const int64_t d = t.end_cycle - t.start_cycle;
-    switch (c.unit) {
-      case Unit::PeArray: row.pe_busy_cycles += d; break;
-      case Unit::Vector: row.vp_busy_cycles += d; break;
-      case Unit::Host: row.pe_busy_cycles += 0; break;
-      case Unit::Sync: break;
-      case Unit::Dma:
-        row.dma_busy_cycles += d;
-        (c.dma.kind == models::DmaKind::StoreActivations ? row.dram_write_bytes : row.dram_read_bytes) += t.dram_bytes;
-        row.dram_wait_cycles += t.dram_wait_cycles;
-        break;
-    }
-    row.l2_bytes += t.l2_bytes;
-    row.port_wait_cycles += t.port_wait_cycles;
-    // A layer's time ends with its last compute, activation load or store; weight prefetch
-    // is charged to the layer that waits for it.
-    const bool prefetch = c.unit == Unit::Dma && c.dma.kind == models::DmaKind::LoadWeights;
-    if (!prefetch) {
-      finish[c.layer] = std::max(finish[c.layer], t.end_cycle);
-      first[c.layer] = std::min(first[c.layer], t.start_cycle);
-    }
-  }
-  // NPU time is charged as a ZeBu trace is measured (frontends/zebu_trace): compute commands
-  // (PE, VP) sorted by end; each is charged from the previous compute end to its own end, and
-  // the tail after the last one (final stores) goes to the last layer. Layers interleaved by
-  // batch groups are charged correctly, and NPU layer cycles add up to the total.
-  std::vector<int64_t> charged(n, 0);
-  {
-    std::vector<std::pair<int64_t, int>> ends;  // (end, command id)
-    int64_t npu_end = 0;
-    for (const auto& c : prog.commands) {
-      if (prog.layers[c.layer].on_host) continue;
-      npu_end = std::max(npu_end, timings[c.id].end_cycle);
-      if (c.unit == Unit::PeArray || c.unit == Unit::Vector) ends.emplace_back(timings[c.id].end_cycle, c.id);
-    }
-    std::sort(ends.begin(), ends.end());
-    int64_t frontier = 0;
-    int last_layer = -1;
-    for (const auto& [end, id] : ends) {
-      charged[prog.commands[id].layer] += std::max<int64_t>(0, end - frontier);
-      frontier = std::max(frontier, end);
-      last_layer = prog.commands[id].layer;
-    }
-    if (last_layer >= 0) charged[last_layer] += std::max<int64_t>(0, npu_end - frontier);
-    r.npu_cycles = npu_end;
-  }
-  for (size_t i = 0; i < n; ++i) {
-    const auto& lp = prog.layers[i];
-    LayerRow& row = rows[i];
-    row.layer_index = lp.layer_index;
-    row.name = lp.name;
-    row.op = lp.op;
-    row.device = lp.on_host ? "cpu" : "npu";
-    row.macs = lp.macs;
-    row.row_tiles = lp.row_tiles;
-    row.k_chunks = lp.k_chunks;
-    row.batch_groups = lp.batch_groups;
-    row.end_cycle = std::max<int64_t>(0, finish[i]);
-    row.start_cycle = first[i] == INT64_MAX ? row.end_cycle : first[i];
-    if (lp.on_host) {
-      row.cycles = row.end_cycle - row.start_cycle;
-      row.bound = "host";
-      r.host_cycles += row.cycles;
-    } else {
-      row.cycles = charged[i];
-      const int64_t busy = row.pe_busy_cycles + row.vp_busy_cycles;
-      row.stall_cycles = std::max<int64_t>(0, row.cycles - busy);
-      if (row.stall_cycles > row.pe_busy_cycles && row.stall_cycles > row.vp_busy_cycles) row.bound = "memory";
-      else row.bound = row.pe_busy_cycles >= row.vp_busy_cycles ? "compute" : "vector";
-      // A layer's PE work may overlap another layer's charged time; never report above 100%.
-      const int64_t span = std::max(row.cycles, row.pe_busy_cycles);
-      // Of the whole chip's peak (every core's).
-      if (span > 0 && lp.peak_macs_per_cycle > 0)
-        row.pe_utilization = static_cast<double>(row.macs) / (static_cast<double>(span) * lp.peak_macs_per_cycle * p.cores);
-    }
-    row.energy_uj = (row.macs * pj_mac + (row.dram_read_bytes + row.dram_write_bytes) * pj_dram +
-                     (lp.in_bytes + lp.out_bytes) * pj_sram) * 1e-6;
-    r.total_macs += row.macs;
-    r.dram_read_bytes += row.dram_read_bytes;
-    r.dram_write_bytes += row.dram_write_bytes;
-    r.energy_uj += row.energy_uj;
-  }
-  for (auto& row : rows)
-    if (row.device == "npu" && r.npu_cycles > 0) row.share = static_cast<double>(row.cycles) / r.npu_cycles;
-  // NPU layers first, then host layers (reported separately).
-  std::stable_partition(rows.begin(), rows.end(), [](const LayerRow& x) { return x.device == "npu"; });
-  for (LayerRow& row : rows) row.time_us = r.clock_mhz > 0 ? static_cast<double>(row.cycles) / r.clock_mhz : 0;
-  r.layers = std::move(rows);
-  if (!prog.layers.empty()) r.peak_macs_per_cycle = prog.layers[0].peak_macs_per_cycle;
-  for (const auto& lp : prog.layers)
-    if (lp.macs > 0) { r.peak_macs_per_cycle = lp.peak_macs_per_cycle; break; }
-  r.peak_macs_per_cycle *= p.cores;  // the chip's
-  if (r.npu_cycles > 0 && r.peak_macs_per_cycle > 0)
-    r.pe_utilization = r.total_macs / (static_cast<double>(r.npu_cycles) * r.peak_macs_per_cycle);
-  return r;
-}
-
 namespace {
 std::string human_bytes(int64_t b) {
   if (b >= (1 << 20)) return fmt("%.1f MiB", b / 1048576.0);
@@ -365,8 +237,7 @@ std::string run_fields_markdown() { return fields_markdown(run_fields(), true); 
 
 std::string layer_fields_markdown() { return fields_markdown(layer_fields()); }
 
-nlohmann::json chrome_trace(const RunReport& r, const mapping::Program& prog,
-                            const std::vector<mapping::CommandTiming>& timings) {
+nlohmann::json chrome_trace(const RunReport& r) {
   // Timestamps in microseconds (the format's unit) from cycles at the configured clock.
   const double us_per_cycle = 1.0 / r.clock_mhz;
   nlohmann::json ev = nlohmann::json::array();
@@ -376,8 +247,8 @@ nlohmann::json chrome_trace(const RunReport& r, const mapping::Program& prog,
   };
   ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "npu: " + r.hw_name}}}});
   int max_channel = 0;
-  for (const auto& c : prog.commands)
-    if (c.unit == Unit::Dma) max_channel = std::max(max_channel, timings[c.id].channel);
+  for (const CommandSpan& c : r.commands)
+    if (c.unit == "dma") max_channel = std::max(max_channel, c.channel);
   // One group of rows per core (tids core x 100 + 1, 2, 10 + channel); one core keeps the
   // plain names.
   const int cores = std::max(1, r.multicore.cores);
@@ -393,16 +264,14 @@ nlohmann::json chrome_trace(const RunReport& r, const mapping::Program& prog,
     ev.push_back({{"name", l.name}, {"cat", l.op}, {"ph", "X"}, {"pid", 1}, {"tid", l.device == "npu" ? 0 : 3},
                   {"ts", l.start_cycle * us_per_cycle}, {"dur", l.cycles * us_per_cycle},
                   {"args", {{"cycles", l.cycles}, {"bound", l.bound}}}});
-  for (const auto& c : prog.commands) {
-    if (c.unit == Unit::Sync) continue;  // a join takes no time
-    const auto& t = timings[c.id];
-    int tid = c.unit == Unit::PeArray ? 1 : c.unit == Unit::Vector ? 2 : c.unit == Unit::Host ? 3 : 10 + t.channel;
-    if (c.unit != Unit::Host) tid += c.core * 100;
-    nlohmann::json args = {{"layer", prog.layers[c.layer].name}, {"cycles", t.end_cycle - t.start_cycle}};
-    if (c.unit == Unit::Dma) args["bytes"] = c.dma.bytes;
-    if (c.unit == Unit::PeArray) args["macs"] = c.pe.macs();
-    ev.push_back({{"name", c.label}, {"cat", mapping::unit_name(c.unit)}, {"ph", "X"}, {"pid", 1}, {"tid", tid},
-                  {"ts", t.start_cycle * us_per_cycle}, {"dur", (t.end_cycle - t.start_cycle) * us_per_cycle},
+  for (const CommandSpan& c : r.commands) {
+    int tid = c.unit == "pe_array" ? 1 : c.unit == "vector" ? 2 : c.unit == "host" ? 3 : 10 + c.channel;
+    if (c.unit != "host") tid += c.core * 100;
+    nlohmann::json args = {{"layer", c.layer}, {"cycles", c.end_cycle - c.start_cycle}};
+    if (c.unit == "dma") args["bytes"] = c.bytes;
+    if (c.unit == "pe_array") args["macs"] = c.macs;
+    ev.push_back({{"name", c.label}, {"cat", c.unit}, {"ph", "X"}, {"pid", 1}, {"tid", tid},
+                  {"ts", c.start_cycle * us_per_cycle}, {"dur", (c.end_cycle - c.start_cycle) * us_per_cycle},
                   {"args", args}});
   }
   return {{"traceEvents", ev}, {"displayTimeUnit", "ns"}};

@@ -8,8 +8,6 @@
 #include <vector>
 
 #include "sim/config/hw_config.h"
-#include "sim/mapping/npu_params.h"
-#include "sim/mapping/program.h"
 #include "sim/report/fields.h"
 
 namespace npusim::report {
@@ -81,6 +79,15 @@ struct MulticoreUse {
   std::vector<TenantUse> tenants;                // several workloads at once (sim --tenant)
 };
 
+// One command of the run on its unit (the trace's rows): what ran, where and when.
+struct CommandSpan {
+  std::string label, unit, layer;  // unit: pe_array, vector, dma or host
+  int core = 0, channel = 0;       // channel: a DMA command's queue
+  int64_t start_cycle = 0, end_cycle = 0;
+  int64_t bytes = 0;  // dma: bytes moved
+  int64_t macs = 0;   // pe_array: multiply-accumulates
+};
+
 struct RunReport {
   std::string workload, hw_name, hw_source;
   double clock_mhz = 0;
@@ -99,18 +106,11 @@ struct RunReport {
   std::vector<std::pair<std::string, std::string>> config;  // resolved hardware parameters
   std::vector<UnitUse> units;       // filled by run::simulate_npu_workload (empty: not simulated here)
   MulticoreUse multicore;           // cores > 1: filled by run::simulate_npu_workload
+  std::vector<CommandSpan> commands;  // every command but joins, in program order (the trace)
 };
 
 // The bound with the most layer cycles (compute, memory, vector, host; ties to the earlier).
 std::string dominant_bound(const RunReport& r);
-
-// The run-level hardware facts of a report (name, clock, PE count, L2 size, resolved config...).
-// cfg gives the name, source and resolved values; p the run's params (built once per run).
-void describe_hardware(RunReport& r, const config::HwConfig& cfg, const mapping::NpuParams& p);
-void describe_hardware(RunReport& r, const config::HwConfig& cfg);  // reads the params itself
-RunReport build_report(const std::string& workload, const mapping::Program& prog,
-                       const std::vector<mapping::CommandTiming>& timings, const config::HwConfig& cfg,
-                       const mapping::NpuParams& p);
 
 // One field of a layer row: its name in JSON and CSV, unit, meaning and value. Every writer
 // (JSON, CSV, sweep rows, docs/reports.md) reads this one table.
@@ -136,7 +136,6 @@ nlohmann::json to_json(const RunReport& r);
 std::string to_csv(const RunReport& r);
 // Chrome trace event format: one track per unit (PE array, vector, each DMA channel, host) plus
 // a track of layer spans; opens in ui.perfetto.dev.
-nlohmann::json chrome_trace(const RunReport& r, const mapping::Program& prog,
-                            const std::vector<mapping::CommandTiming>& timings);
+nlohmann::json chrome_trace(const RunReport& r);
 
 }  // namespace npusim::report

@@ -1,5 +1,6 @@
 // One graph on an NPU (sim/run/npu_run.h).
 #include "sim/run/npu_run.h"
+#include "sim/run/record_build.h"
 
 #include "sim/mapping/mapper.h"
 #include "sim/ir/error.h"
@@ -116,7 +117,7 @@ NpuRun simulate_npu_tenants(const std::vector<const ir::Graph*>& graphs, const c
     first_core += cores[static_cast<size_t>(i)];
   }
   r.sim = engine::simulate_npu(r.prog, params);
-  r.report = report::build_report(name, r.prog, r.sim.timings, hw, params);
+  r.report = run::build_report(name, r.prog, r.sim.timings, hw, params);
   r.report.units = unit_uses(r.sim);
   r.report.multicore = multicore_use(r.prog, r.sim, params);
   for (const auto& t : r.tenants) {
@@ -137,7 +138,7 @@ NpuRun simulate_npu_workload(const ir::Graph& g, const config::HwConfig& hw, con
   NpuRun r;
   r.prog = mapping::map_graph(g, hw, params);
   r.sim = engine::simulate_npu(r.prog, params);
-  r.report = report::build_report(g.name, r.prog, r.sim.timings, hw, params);
+  r.report = run::build_report(g.name, r.prog, r.sim.timings, hw, params);
   r.report.units = unit_uses(r.sim);
   if (params.cores > 1) r.report.multicore = multicore_use(r.prog, r.sim, params);
   return r;

@@ -14,6 +14,7 @@
 #include "sim/report/report.h"
 #include "sim/report/system_report.h"
 #include "sim/run/npu_run.h"
+#include "sim/run/record_build.h"
 #include "sim/run/system_run.h"
 
 namespace npusim::run {
@@ -91,7 +92,7 @@ std::string RunRecord::csv_text() const {
 
 std::string RunRecord::trace_text() const {
   const Impl& i = *m_impl;
-  if (i.npu) return report::chrome_trace(i.npu->report, i.npu->prog, i.npu->sim.timings).dump() + "\n";
+  if (i.npu) return report::chrome_trace(i.npu->report).dump() + "\n";
   if (i.library) return report::library_chrome_trace(*i.library).dump() + "\n";
   if (i.gpu) return report::gpu_chrome_trace(*i.gpu, *i.plans, *i.gpu_sim).dump() + "\n";
   return report::system_chrome_trace(*i.system_report).dump() + "\n";
@@ -135,7 +136,7 @@ void run_gpu_graph(RunRecord::Impl& out, const ir::Graph& g, const config::HwCon
   }
   const engine::LibraryRun r = engine::simulate_library(mapping::library_plan(g, params, o.library), params);
   out.library = std::make_unique<report::LibraryReport>(
-      report::build_library_report(g.source, r.plan, r.chosen, r.sims, r.timeline, cfg, params, r.distinct));
+      run::build_library_report(g.source, r.plan, r.chosen, r.sims, r.timeline, cfg, params, r.distinct));
 }
 
 void run_system(RunRecord::Impl& out, const ir::System& sys, const config::SystemConfig& cfg, const RunOptions& o) {

@@ -13,6 +13,7 @@
 #include "sim/config/hw_config.h"
 #include "sim/ir/error.h"
 #include "sim/report/report.h"
+#include "sim/run/record_build.h"
 
 namespace sweep_test {
 
@@ -51,7 +52,7 @@ inline std::string npu_yaml() { return std::string(NPUSIM_SOURCE_DIR) + "/config
 // so tests can tell points apart by their cycles.
 inline npusim::report::RunReport fake_report(const npusim::config::HwConfig& cfg) {
   npusim::report::RunReport r;
-  npusim::report::describe_hardware(r, cfg);
+  npusim::run::describe_hardware(r, cfg);
   r.npu_cycles = 1000000 / (cfg.get_int("npu.pe_array.rows") * cfg.get_int("npu.pe_array.cols")) +
                  cfg.get_int("npu.l2.size_kib");
   npusim::report::LayerRow l;
