@@ -9,37 +9,16 @@
 
 #include "models/interconnect/collectives.h"
 #include "models/interconnect/network.h"
+#include "models/interconnect/system_stats.h"
 #include "sim/config/system_config.h"
 #include "sim/ir/system.h"
 
 namespace npusim::engine {
 
-struct SuperTaskTiming {
-  double start_ns = 0, end_ns = 0;
-  double ready_ns = 0;          // when its last input was ready
-  int critical_input = -1;      // supertask whose output was ready last (-1: none)
-  bool waited_on_device = false;  // started after ready because its device was busy
-  int device_prev = -1;         // the supertask before it on the same device
-  std::string collective;       // a collective's plan: "ring/simple", "nvls/simple"... (plain: "ring")
-};
-
-struct DeviceTiming {
-  std::string name;       // "dev0", or the cpu lane "host:<slot>"
-  std::string config;     // the device config as the system file names it
-  double busy_ns = 0;     // compute
-  double comm_ns = 0;     // inside collectives it is a member of (start: every member ready)
-  double comm_wait_ns = 0;  // idle with work pending, waiting for a collective's output
-  double mem_stall_ns = 0;  // compute stretched by collectives' memory traffic (part of busy_ns)
-  double idle_ns = 0;     // makespan - busy - comm_wait
-};
-
-struct SystemSimResult {
-  std::vector<SuperTaskTiming> tasks;  // by supertask index
-  std::vector<DeviceTiming> devices;   // system devices, then host lanes
-  std::vector<models::Network::LinkStats> links;
-  double makespan_ns = 0;
-  std::vector<int> critical_path;      // supertask indices, first to last
-};
+// What the run measured (models/interconnect/system_stats.h), under the engine's names.
+using models::DeviceTiming;
+using models::SuperTaskTiming;
+using models::SystemSimResult;
 
 // How a collective of `kind` over n members of `size` bytes runs on this system: NCCL's tuner
 // (system.collectives.model: nccl, with any forced algorithm or protocol) or the plain plan.

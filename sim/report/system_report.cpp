@@ -30,7 +30,7 @@ bool on_path(const SystemReport& r, int t) {
 
 std::string format_system_table(const SystemReport& r) {
   const ir::System& s = *r.sys;
-  const engine::SystemSimResult& m = *r.sim;
+  const models::SystemSimResult& m = *r.sim;
   std::ostringstream o;
   o << "workload: " << r.workload << " (" << s.supertasks.size() << " supertasks on " << s.devices.size()
     << " device slots)\nsystem: " << r.hw_name << " (" << r.hw_source << ")\n\n";
@@ -88,7 +88,7 @@ struct SystemTotals {
 };
 
 SystemTotals totals_of(const SystemReport& r) {
-  const engine::SystemSimResult& m = *r.sim;
+  const models::SystemSimResult& m = *r.sim;
   SystemTotals t;
   t.makespan_ns = m.makespan_ns;
   for (const auto& d : m.devices) {
@@ -134,7 +134,7 @@ struct SupertaskRow {
   const SystemReport* r;
   int t;
   const ir::SuperTask& task() const { return r->sys->supertasks[static_cast<size_t>(t)]; }
-  const engine::SuperTaskTiming& timing() const { return r->sim->tasks[static_cast<size_t>(t)]; }
+  const models::SuperTaskTiming& timing() const { return r->sim->tasks[static_cast<size_t>(t)]; }
 };
 
 std::vector<SupertaskRow> supertask_rows(const SystemReport& r) {
@@ -168,7 +168,7 @@ const std::vector<SupertaskField>& supertask_fields() {
 
 nlohmann::json system_to_json(const SystemReport& r) {
   const ir::System& s = *r.sys;
-  const engine::SystemSimResult& m = *r.sim;
+  const models::SystemSimResult& m = *r.sim;
   nlohmann::json j;
   j["workload"] = r.workload;
   j["system"] = {{"name", r.hw_name}, {"source", r.hw_source}};
@@ -223,7 +223,7 @@ std::string supertask_fields_markdown() { return fields_markdown(supertask_field
 
 nlohmann::json system_chrome_trace(const SystemReport& r) {
   const ir::System& s = *r.sys;
-  const engine::SystemSimResult& m = *r.sim;
+  const models::SystemSimResult& m = *r.sim;
   nlohmann::json ev = nlohmann::json::array();
   // One process per device (compute on track 0, collectives on track 1), one for the network.
   for (size_t d = 0; d < m.devices.size(); ++d) {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "sim/config/system_config.h"
-#include "sim/engine/system_engine.h"
+#include "models/interconnect/system_stats.h"
 #include "sim/ir/system.h"
 
 namespace npusim::report {
@@ -16,7 +16,7 @@ namespace npusim::report {
 struct SystemReport {
   std::string workload, hw_name, hw_source;
   const ir::System* sys = nullptr;
-  const engine::SystemSimResult* sim = nullptr;
+  const models::SystemSimResult* sim = nullptr;
   std::vector<std::string> lane_of_task;  // device name per supertask ("" for input / output)
   std::vector<int> estimated;             // supertasks whose compute time is an estimate
 };
