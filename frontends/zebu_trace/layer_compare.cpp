@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 
 namespace npusim::frontends::zebu {
 namespace {
@@ -26,13 +28,15 @@ std::string fmt(const char* f, ...) {
 
 std::vector<LayerComparison> compare_layers(const std::vector<LayerMeasurement>& measured,
                                             const std::map<int, int64_t>& simulated,
-                                            const std::map<int, std::string>& names) {
+                                            const std::map<int, std::string>& names,
+                                            const std::map<int, std::string>& ops) {
   std::vector<LayerComparison> out;
   for (const auto& m : measured) {
     LayerComparison c;
     c.layer_index = m.layer_index;
     auto n = names.find(m.layer_index);
     if (n != names.end()) c.name = n->second;
+    if (auto op = ops.find(m.layer_index); op != ops.end()) c.op = op->second;
     c.measured = m.cycles;
     auto s = simulated.find(m.layer_index);
     c.simulated = s == simulated.end() ? 0 : s->second;
@@ -49,6 +53,7 @@ ComparisonSummary summarize(const std::vector<LayerComparison>& rows) {
     s.measured_total += r.measured;
     s.simulated_total += r.simulated;
     if (r.measured > 0) abs_err.push_back(std::fabs(r.error));
+    if (r.measured > 0 && std::fabs(r.error) <= 0.10) ++s.within_10pct;
   }
   s.total_error = rel_error(s.measured_total, s.simulated_total);
   s.rows_compared = static_cast<int>(abs_err.size());
@@ -83,6 +88,34 @@ std::string format_comparison_table(const std::vector<LayerComparison>& rows,
              static_cast<long long>(s.simulated_total), 100.0 * s.total_error);
   out += fmt("median |error| %.1f%%, mean |error| %.1f%% over %d layers\n", 100.0 * s.median_abs_error,
              100.0 * s.mean_abs_error, s.rows_compared);
+  if (s.rows_compared == 0) return out;
+  out += fmt("within 10%%: %d of %d layers (%.1f%%)\n", s.within_10pct, s.rows_compared,
+             100.0 * s.within_10pct / s.rows_compared);
+  // Misses by op: how many, their median error, and the cycles they are off together.
+  struct Group {
+    std::vector<double> errors;
+    int64_t off = 0;
+  };
+  std::map<std::string, Group> by_op;
+  for (const auto& r : rows)
+    if (r.measured > 0 && std::fabs(r.error) > 0.10) {
+      Group& g = by_op[r.op.empty() ? "?" : r.op];
+      g.errors.push_back(r.error);
+      g.off += r.simulated - r.measured;
+    }
+  if (by_op.empty()) return out;
+  std::vector<std::pair<std::string, Group>> groups(by_op.begin(), by_op.end());
+  std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
+    return std::llabs(a.second.off) > std::llabs(b.second.off);
+  });
+  out += "misses (|error| > 10%) by op:\n";
+  for (auto& [op, g] : groups) {
+    std::sort(g.errors.begin(), g.errors.end());
+    const size_t n = g.errors.size();
+    const double median = n % 2 ? g.errors[n / 2] : 0.5 * (g.errors[n / 2 - 1] + g.errors[n / 2]);
+    out += fmt("  %-16s %4zu layers, median %+.1f%%, %+lld cycles in all\n", op.c_str(), n, 100.0 * median,
+               static_cast<long long>(g.off));
+  }
   return out;
 }
 

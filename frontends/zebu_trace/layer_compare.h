@@ -12,6 +12,7 @@ namespace npusim::frontends::zebu {
 struct LayerComparison {
   int layer_index = -1;
   std::string name;
+  std::string op;  // the layer's operation (conv2d, add, ...): misses are grouped by it
   int64_t measured = 0, simulated = 0;
   double error = 0.0;  // (simulated - measured) / measured; 0 when measured is 0
 };
@@ -20,7 +21,8 @@ struct LayerComparison {
 // gets simulated = 0 (error -100%); names come from `names` (empty when absent).
 std::vector<LayerComparison> compare_layers(const std::vector<LayerMeasurement>& measured,
                                             const std::map<int, int64_t>& simulated,
-                                            const std::map<int, std::string>& names = {});
+                                            const std::map<int, std::string>& names = {},
+                                            const std::map<int, std::string>& ops = {});
 
 struct ComparisonSummary {
   int64_t measured_total = 0, simulated_total = 0;
@@ -28,11 +30,14 @@ struct ComparisonSummary {
   double median_abs_error = 0.0;  // over rows with measured > 0
   double mean_abs_error = 0.0;
   int rows_compared = 0;
+  int within_10pct = 0;           // rows with measured > 0 and |error| <= 10%
 };
 ComparisonSummary summarize(const std::vector<LayerComparison>& rows);
 
 // Fixed-width table: header, one row per layer (index, name, measured, simulated, error %),
-// a TOTAL row, then "median |error| X%, mean |error| Y% over N layers".
+// a TOTAL row, then "median |error| X%, mean |error| Y% over N layers", the share of layers
+// within 10%, and the misses (|error| > 10%) grouped by op: count, median error, and the
+// cycles they are off in all (the largest first).
 std::string format_comparison_table(const std::vector<LayerComparison>& rows,
                                     const std::string& measured_label = "measured",
                                     const std::string& simulated_label = "simulated");

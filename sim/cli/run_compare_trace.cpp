@@ -38,9 +38,10 @@ int run_compare_trace(const CompareTraceOptions& o) {
   // Both sides charge a layer from the end of the previous layer's work to the end of its own,
   // so per-layer cycles add up to each total (docs/validation_npu.md).
   std::map<int, int64_t> simulated;
-  std::map<int, std::string> names;
+  std::map<int, std::string> names, ops;
   for (const auto& l : rep.layers) {
     names[l.layer_index] = l.name;
+    ops[l.layer_index] = l.op;
     if (l.device == "npu") simulated[l.layer_index] = l.cycles;
   }
   const auto measured = zebu::measure_layers(trace);
@@ -50,14 +51,15 @@ int run_compare_trace(const CompareTraceOptions& o) {
     if (!names.count(m.layer_index))
       throw InputError(o.trace, "layer " + std::to_string(m.layer_index),
                        "trace layer (slyr) is not a layer_index of " + o.ir);
-  const auto rows = zebu::compare_layers(measured, simulated, names);
+  const auto rows = zebu::compare_layers(measured, simulated, names, ops);
   std::cout << "trace: " << o.trace << "\nIR: " << o.ir << "\nhardware: " << cfg.source() << "\n\n"
             << zebu::format_comparison_table(rows, "measured", "simulated");
   if (!o.csv.empty()) {
     std::ofstream f(o.csv, std::ios::binary);
     if (!f) throw InputError(o.csv, "", "cannot open for writing");
-    f << "layer_index,name,measured_cycles,simulated_cycles,error\n";
-    for (const auto& r : rows) f << r.layer_index << ',' << r.name << ',' << r.measured << ',' << r.simulated << ',' << r.error << '\n';
+    f << "layer_index,name,op,measured_cycles,simulated_cycles,error\n";
+    for (const auto& r : rows)
+      f << r.layer_index << ',' << r.name << ',' << r.op << ',' << r.measured << ',' << r.simulated << ',' << r.error << '\n';
   }
   return kOk;
 }

@@ -121,6 +121,25 @@ TEST(ZebuCompare, RowsTotalsAndSummary) {
   EXPECT_NE(table.find("TOTAL"), std::string::npos) << table;
   EXPECT_NE(table.find("-14.3%"), std::string::npos) << table;
   EXPECT_NE(table.find("median |error| 10.0%, mean |error| 38.3% over 3 layers"), std::string::npos) << table;
+  // +10% is within 10%, -5% too; the missing layer is the one miss.
+  EXPECT_EQ(s.within_10pct, 2);
+  EXPECT_NE(table.find("within 10%: 2 of 3 layers (66.7%)"), std::string::npos) << table;
+}
+
+TEST(ZebuCompare, MissesAreGroupedByOpLargestFirst) {
+  std::vector<LayerMeasurement> meas(4);
+  for (int i = 0; i < 4; ++i) meas[i].layer_index = i, meas[i].cycles = 1000;
+  // add: +50% and +100% (1,500 cycles over); conv2d: -20% (200 under); relu within 10%.
+  auto rows = compare_layers(meas, {{0, 1500}, {1, 2000}, {2, 800}, {3, 1050}}, {},
+                             {{0, "add"}, {1, "add"}, {2, "conv2d"}, {3, "relu"}});
+  const std::string table = format_comparison_table(rows);
+  const size_t add = table.find("  add                 2 layers, median +75.0%, +1500 cycles in all");
+  const size_t conv = table.find("  conv2d              1 layers, median -20.0%, -200 cycles in all");
+  EXPECT_NE(add, std::string::npos) << table;
+  EXPECT_NE(conv, std::string::npos) << table;
+  EXPECT_LT(add, conv) << table;
+  EXPECT_EQ(table.find("relu"), std::string::npos) << table;
+  EXPECT_NE(table.find("within 10%: 1 of 4 layers (25.0%)"), std::string::npos) << table;
 }
 
 TEST(ZebuCompare, ZeroMeasuredRowsAreNotAveraged) {
