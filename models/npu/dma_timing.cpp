@@ -5,16 +5,6 @@
 
 namespace npusim::models {
 
-DmaParams DmaParams::read(const config::HwConfig& c) {
-  DmaParams p;
-  p.channels = c.get_int("npu.dma.channels");
-  p.burst_bytes = c.get_int("npu.dma.burst_bytes");
-  p.setup_cycles = c.get_int("npu.dma.setup_cycles");
-  p.segment_overhead_cycles = c.get_double("npu.dma.segment_overhead_cycles");
-  p.bytes_per_cycle = c.get_double("npu.dma.bytes_per_cycle");
-  return p;
-}
-
 const char* dma_kind_name(DmaKind k) {
   switch (k) {
     case DmaKind::LoadWeights: return "load_weights";

@@ -16,9 +16,14 @@ struct DmaParams {
   double segment_overhead_cycles = 0;   // per contiguous segment, charged by the DRAM model too
   double bytes_per_cycle = 64;          // one channel's peak rate
 
-  // The npu.dma.* keys: the one place their defaults and ranges are written.
+  // The npu.dma.* keys: the one place their defaults and ranges are written, each bound to its
+  // field above (config::bind).
   static const std::vector<config::ParamDecl>& params();
-  static DmaParams read(const config::HwConfig& c);  // reads only the keys of params()
+  static DmaParams read(const config::HwConfig& c) {  // reads only the keys of params()
+    DmaParams p;
+    config::read_bound(p, c, params());
+    return p;
+  }
 };
 
 // In the header: sim/config assembles the schema from it without linking the units.
@@ -28,12 +33,12 @@ inline const std::vector<config::ParamDecl>& DmaParams::params() {
   static const std::vector<config::ParamDecl> decls = {
       // Each DMA channel is a SystemC thread with its own stack: 2^20 of them exhaust the memory
       // maps of a process (a crash, found by tests/malformed extreme_npu_dma_channels_max).
-      {"npu.dma.channels", T::Int, "2", "channels", "independent DMA engines (queues)", {}, {1, 1024, false, false}},
-      {"npu.dma.burst_bytes", T::Int, "64", "B", "DRAM burst; transfers are rounded up to whole bursts", {}, r::count},
-      {"npu.dma.setup_cycles", T::Int, "21", "cycles", "per transfer: descriptor (ld*_cfg) before data moves", {}, r::delay},
+      {"npu.dma.channels", T::Int, "2", "channels", "independent DMA engines (queues)", {}, {1, 1024, false, false}, config::bind(&DmaParams::channels)},
+      {"npu.dma.burst_bytes", T::Int, "64", "B", "DRAM burst; transfers are rounded up to whole bursts", {}, r::count, config::bind(&DmaParams::burst_bytes)},
+      {"npu.dma.setup_cycles", T::Int, "21", "cycles", "per transfer: descriptor (ld*_cfg) before data moves", {}, r::delay, config::bind(&DmaParams::setup_cycles)},
       {"npu.dma.segment_overhead_cycles", T::Double, "0", "cycles",
-       "per contiguous segment (e.g. one weight row per output channel)", {}, r::delay},
-      {"npu.dma.bytes_per_cycle", T::Double, "64", "B/cycle", "peak rate of one DMA channel", {}, r::rate},
+       "per contiguous segment (e.g. one weight row per output channel)", {}, r::delay, config::bind(&DmaParams::segment_overhead_cycles)},
+      {"npu.dma.bytes_per_cycle", T::Double, "64", "B/cycle", "peak rate of one DMA channel", {}, r::rate, config::bind(&DmaParams::bytes_per_cycle)},
   };
   return decls;
 }

@@ -10,22 +10,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
 
 PeArrayParams PeArrayParams::read(const config::HwConfig& c) {
   PeArrayParams p;
-  p.rows = c.get_int("npu.pe_array.rows");
-  p.cols = c.get_int("npu.pe_array.cols");
-  p.dataflow = c.get_string("npu.pe_array.dataflow") == "output_stationary" ? Dataflow::OutputStationary
-                                                                             : Dataflow::WeightStationary;
-  p.macs_per_pe_cycle_int8 = c.get_double("npu.pe_array.macs_per_pe_cycle.int8");
-  p.macs_per_pe_cycle_fp16 = c.get_double("npu.pe_array.macs_per_pe_cycle.fp16");
-  p.macs_per_pe_cycle_fp32 = c.get_double("npu.pe_array.macs_per_pe_cycle.fp32");
-  p.fold_overhead_cycles = c.get_int("npu.pe_array.fold_overhead_cycles");
-  p.channel_align = c.get_int("npu.pe_array.channel_align");
-  p.tile_setup_cycles = c.get_int("npu.pe_array.tile_setup_cycles");
-  p.act_read_bytes_per_cycle = c.get_double("npu.pe_array.act_read_bytes_per_cycle");
-  p.weight_read_bytes_per_cycle = c.get_double("npu.pe_array.weight_read_bytes_per_cycle");
-  p.out_write_bytes_per_cycle = c.get_double("npu.pe_array.out_write_bytes_per_cycle");
-  p.pe_groups = c.get_int("npu.pe_array.pe_groups");
-  p.c_split_min_cycles = c.get_int("npu.pe_array.c_split_min_cycles");
-  p.window_packing = c.get_bool("npu.pe_array.window_packing");
+  config::read_bound(p, c, params());  // every npu.pe_array key is bound to its field
   return p;
 }
 

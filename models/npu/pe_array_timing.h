@@ -27,8 +27,9 @@ struct PeArrayParams {
   // (im2col); false: each position is a pass of its own over ceil(C / cols) folds (Gemmini, ONNXim).
   bool window_packing = true;
 
-  // The npu.pe_array.* keys: the one place their defaults and ranges are written (the member
-  // initializers above repeat the defaults for tests that build the struct by hand).
+  // The npu.pe_array.* keys: the one place their defaults and ranges are written, each bound to
+  // its field (config::bind); the member initializers above repeat the defaults for tests that
+  // build the struct by hand, and a test checks that they agree.
   static const std::vector<config::ParamDecl>& params();
   static PeArrayParams read(const config::HwConfig& c);  // reads only the keys of params()
   double macs_per_pe_cycle(ir::DType t) const;
@@ -41,35 +42,35 @@ inline const std::vector<config::ParamDecl>& PeArrayParams::params() {
   using T = config::ParamType;
   namespace r = config::range;
   static const std::vector<config::ParamDecl> decls = {
-      {"npu.pe_array.rows", T::Int, "64", "PEs", "rows: output channels (K) mapped in parallel", {}, r::count},
-      {"npu.pe_array.cols", T::Int, "64", "PEs", "columns: reduction lanes (C*R*S) in parallel", {}, r::count},
+      {"npu.pe_array.rows", T::Int, "64", "PEs", "rows: output channels (K) mapped in parallel", {}, r::count, config::bind(&PeArrayParams::rows)},
+      {"npu.pe_array.cols", T::Int, "64", "PEs", "columns: reduction lanes (C*R*S) in parallel", {}, r::count, config::bind(&PeArrayParams::cols)},
       {"npu.pe_array.dataflow", T::String, "weight_stationary", "",
        "weight_stationary: weights held, output pixels streamed; output_stationary: outputs held, reduction streamed",
-       {"weight_stationary", "output_stationary"}, r::none},
-      {"npu.pe_array.macs_per_pe_cycle.int8", T::Double, "1", "MAC/PE/cycle", "int8 throughput per PE", {}, r::rate},
-      {"npu.pe_array.macs_per_pe_cycle.fp16", T::Double, "0.5", "MAC/PE/cycle", "fp16/bf16 throughput per PE", {}, r::rate},
-      {"npu.pe_array.macs_per_pe_cycle.fp32", T::Double, "0.125", "MAC/PE/cycle", "fp32 throughput per PE", {}, r::rate},
+       {"weight_stationary", "output_stationary"}, r::none, config::bind_choice(&PeArrayParams::dataflow, {{"weight_stationary", Dataflow::WeightStationary}, {"output_stationary", Dataflow::OutputStationary}})},
+      {"npu.pe_array.macs_per_pe_cycle.int8", T::Double, "1", "MAC/PE/cycle", "int8 throughput per PE", {}, r::rate, config::bind(&PeArrayParams::macs_per_pe_cycle_int8)},
+      {"npu.pe_array.macs_per_pe_cycle.fp16", T::Double, "0.5", "MAC/PE/cycle", "fp16/bf16 throughput per PE", {}, r::rate, config::bind(&PeArrayParams::macs_per_pe_cycle_fp16)},
+      {"npu.pe_array.macs_per_pe_cycle.fp32", T::Double, "0.125", "MAC/PE/cycle", "fp32 throughput per PE", {}, r::rate, config::bind(&PeArrayParams::macs_per_pe_cycle_fp32)},
       {"npu.pe_array.fold_overhead_cycles", T::Int, "0", "cycles",
-       "extra cycles per fold (one K block x one reduction block of cols)", {}, r::delay},
+       "extra cycles per fold (one K block x one reduction block of cols)", {}, r::delay, config::bind(&PeArrayParams::fold_overhead_cycles)},
       {"npu.pe_array.channel_align", T::Int, "1", "channels",
-       "input channels are padded to a multiple of this when packed onto the columns", {}, r::count},
-      {"npu.pe_array.tile_setup_cycles", T::Int, "84", "cycles", "per PE tile: the pe_cfg_* instructions before a pe_conv", {}, r::delay},
+       "input channels are padded to a multiple of this when packed onto the columns", {}, r::count, config::bind(&PeArrayParams::channel_align)},
+      {"npu.pe_array.tile_setup_cycles", T::Int, "84", "cycles", "per PE tile: the pe_cfg_* instructions before a pe_conv", {}, r::delay, config::bind(&PeArrayParams::tile_setup_cycles)},
       {"npu.pe_array.act_read_bytes_per_cycle", T::Double, "64", "B/cycle",
-       "input activations from L2 into the array (re-read once per K fold)", {}, r::rate},
+       "input activations from L2 into the array (re-read once per K fold)", {}, r::rate, config::bind(&PeArrayParams::act_read_bytes_per_cycle)},
       {"npu.pe_array.weight_read_bytes_per_cycle", T::Double, "32", "B/cycle",
-       "weights from the weight buffer into the array; a fold cannot be shorter than its weight load", {}, r::rate},
-      {"npu.pe_array.out_write_bytes_per_cycle", T::Double, "32", "B/cycle", "results from the array back to L2", {}, r::rate},
+       "weights from the weight buffer into the array; a fold cannot be shorter than its weight load", {}, r::rate, config::bind(&PeArrayParams::weight_read_bytes_per_cycle)},
+      {"npu.pe_array.out_write_bytes_per_cycle", T::Double, "32", "B/cycle", "results from the array back to L2", {}, r::rate, config::bind(&PeArrayParams::out_write_bytes_per_cycle)},
       {"npu.pe_array.pe_groups", T::Int, "1", "groups",
        "weight stationary: the columns form this many groups that split one axis of a tile (output N, H or W, "
        "K blocks, or input channels), the one that leaves the fewest groups idle; 1: no split (docs/timing.md#pe-array)",
-       {}, r::count},
+       {}, r::count, config::bind(&PeArrayParams::pe_groups)},
       {"npu.pe_array.c_split_min_cycles", T::Int, "1", "cycles",
        "groups split the input channels only if each group keeps at least this many reduction steps per output "
        "pixel: ceil(ceil(C / (cols / pe_groups)) / pe_groups) x R x S",
-       {}, r::count},
+       {}, r::count, config::bind(&PeArrayParams::c_split_min_cycles)},
       {"npu.pe_array.window_packing", T::Bool, "true", "",
        "weight stationary: pack the kernel window's positions with the channels onto the columns (im2col); false: "
-       "each position is a pass of its own over ceil(C_pad / cols) folds (Gemmini-style arrays, ONNXim)", {}, r::none},
+       "each position is a pass of its own over ceil(C_pad / cols) folds (Gemmini-style arrays, ONNXim)", {}, r::none, config::bind(&PeArrayParams::window_packing)},
   };
   return decls;
 }

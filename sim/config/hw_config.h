@@ -5,8 +5,11 @@
 // defaults cannot drift.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace npusim::config {
@@ -37,6 +40,18 @@ inline constexpr ParamRange optional_rate{0, 1e9, false, false};  // a rate the 
 inline constexpr ParamRange none{};                            // strings and bools: not checked
 }  // namespace range
 
+class HwConfig;
+
+// A key bound to a field of its unit's params struct (as gem5 binds a SimObject's params): the
+// unit's read() is then `read_bound(p, c, params())`, not a hand-written line per key. `same`
+// says whether two structs agree on the field (the tests check a struct's own defaults against
+// the declared ones through it). Made by bind() / bind_choice() below.
+struct ParamBinding {
+  std::function<void(void* params, const HwConfig& c, const std::string& path)> read;
+  std::function<bool(const void* a, const void* b)> same;
+  explicit operator bool() const { return static_cast<bool>(read); }
+};
+
 struct ParamDecl {
   std::string path;     // dotted YAML path, e.g. "npu.pe_array.rows"
   ParamType type;
@@ -45,6 +60,7 @@ struct ParamDecl {
   std::string meaning;  // one line
   std::vector<std::string> choices;  // for enumerated strings; empty = free
   ParamRange range = {};             // numbers only: config::range::*, or its own where a unit needs it
+  ParamBinding bind = {};            // the params field it fills (empty: the unit's read() reads it by hand)
 };
 
 // Every parameter npusim reads, in documentation order: the top-level keys, then each unit's
@@ -113,5 +129,38 @@ std::string schema_markdown();
 
 // "int", "number", "bool" or "string", as the docs' key tables name a type.
 const char* param_type_name(ParamType t);
+
+// A key's value into field m of P, times scale for numbers (1024: KiB to bytes).
+template <class P, class T>
+ParamBinding bind(T P::*m, double scale = 1) {
+  ParamBinding b;
+  b.read = [m, scale](void* p, const HwConfig& c, const std::string& path) {
+    P& x = *static_cast<P*>(p);
+    if constexpr (std::is_same_v<T, bool>) x.*m = c.get_bool(path);
+    else if constexpr (std::is_same_v<T, std::string>) x.*m = c.get_string(path);
+    else if constexpr (std::is_integral_v<T>) x.*m = static_cast<T>(c.get_int(path) * static_cast<int64_t>(scale));
+    else x.*m = static_cast<T>(c.get_double(path) * scale);
+  };
+  b.same = [m](const void* a, const void* c) { return static_cast<const P*>(a)->*m == static_cast<const P*>(c)->*m; };
+  return b;
+}
+// An enumerated string key into an enum field: each choice's value.
+template <class P, class E>
+ParamBinding bind_choice(E P::*m, std::vector<std::pair<std::string, E>> values) {
+  ParamBinding b;
+  b.read = [m, values](void* p, const HwConfig& c, const std::string& path) {
+    const std::string v = c.get_string(path);
+    for (const auto& [name, e] : values)
+      if (name == v) static_cast<P*>(p)->*m = e;
+  };
+  b.same = [m](const void* a, const void* c) { return static_cast<const P*>(a)->*m == static_cast<const P*>(c)->*m; };
+  return b;
+}
+// Fills every bound field of p from c.
+template <class P>
+void read_bound(P& p, const HwConfig& c, const std::vector<ParamDecl>& decls) {
+  for (const ParamDecl& d : decls)
+    if (d.bind) d.bind.read(&p, c, d.path);
+}
 
 }  // namespace npusim::config

@@ -275,3 +275,35 @@ TEST(ParamDecls, GpuDefaultsAreTheDeclaredOnes) {
   }
   EXPECT_EQ(p.clock_mhz, declared("clock_mhz"));
 }
+
+namespace {
+
+// Every key of a unit whose read() is generated from the bindings: bound, and the struct's own
+// defaults (its member initializers) are what the declarations say.
+template <class P>
+void expect_bound_with_declared_defaults(const char* unit) {
+  const P built{};
+  const P read = P::read(HwConfig::defaults());
+  for (const ParamDecl& d : P::params()) {
+    ASSERT_TRUE(static_cast<bool>(d.bind)) << unit << ": " << d.path << " is not bound";
+    EXPECT_TRUE(d.bind.same(&built, &read)) << unit << ": " << d.path << " defaults to " << d.default_value
+                                            << " in its declaration but not in the struct";
+  }
+}
+
+}  // namespace
+
+TEST(ParamBinding, BoundUnitsReadEveryKeyAndKeepTheDeclaredDefaults) {
+  expect_bound_with_declared_defaults<DmaParams>("DmaParams");
+  expect_bound_with_declared_defaults<PeArrayParams>("PeArrayParams");
+  expect_bound_with_declared_defaults<BufferParams>("BufferParams");
+  expect_bound_with_declared_defaults<EnergyParams>("EnergyParams");
+  // A scale converts the key's unit: 16 KiB of L2 are 16,384 bytes.
+  EXPECT_EQ(BufferParams::read(HwConfig::defaults({"npu.l2.size_kib=16"})).l2_bytes, 16 * 1024);
+  // A bound key reaches its field: every key at another valid value changes what read() gives.
+  for (const ParamDecl& d : PeArrayParams::params()) {
+    const PeArrayParams a = PeArrayParams::read(HwConfig::defaults());
+    const PeArrayParams b = PeArrayParams::read(HwConfig::defaults({d.path + "=" + other_value(d)}));
+    EXPECT_FALSE(d.bind.same(&a, &b)) << d.path << " = " << other_value(d) << " did not reach its field";
+  }
+}
