@@ -44,13 +44,13 @@ inline const std::vector<config::ParamDecl>& NocParams::params() {
        "cores on the chip, each its own PE array, vector processor, L2 scratchpad, weight buffer and DMA as npu.* "
        "declares them, joined by the NoC to the shared DRAM (docs/multicore.md)", {}, {1, 1024, false, false}},
       {"npu.noc.topology", T::String, "crossbar", "",
-       "on-chip network between the cores and the DRAM channels' controllers (cores > 1)", {"crossbar", "mesh"}, r::none},
+       "on-chip network between the cores and the DRAM channels' controllers (cores > 1)", {"crossbar", "mesh"}, r::none, config::bind_choice(&NocParams::topology, {{"crossbar", NocTopology::Crossbar}, {"mesh", NocTopology::Mesh}})},
       {"npu.noc.link_gbps", T::Double, "256", "GB/s", "one NoC link, one direction (cores > 1)", {}, r::rate},
       {"npu.noc.hop_latency_ns", T::Double, "2", "ns", "per router hop (cores > 1)", {}, r::delay},
-      {"npu.noc.mesh_cols", T::Int, "0", "routers", "mesh: routers per row (0: ceil(sqrt(cores)))", {}, {0, 1024, false, false}},
+      {"npu.noc.mesh_cols", T::Int, "0", "routers", "mesh: routers per row (0: ceil(sqrt(cores)))", {}, {0, 1024, false, false}, config::bind(&NocParams::mesh_cols)},
       {"npu.noc.injection_ports", T::Int, "1", "links",
        "links between each core and its router, each way; a transfer spreads over them (cores > 1)", {},
-       {1, 64, false, false}},
+       {1, 64, false, false}, config::bind(&NocParams::injection_ports)},
   };
   return decls;
 }

@@ -9,11 +9,10 @@ namespace npusim::models {
 
 NocParams NocParams::read(const config::HwConfig& c) {
   NocParams p;
-  p.topology = c.get_string("npu.noc.topology") == "mesh" ? NocTopology::Mesh : NocTopology::Crossbar;
+  config::read_bound(p, c, params());  // topology, mesh_cols, injection_ports
+  // In the core clock's units: not a plain scale.
   p.link_bytes_per_cycle = c.get_double("npu.noc.link_gbps") / c.clock_ghz();
   p.hop_latency_cycles = static_cast<int64_t>(std::llround(c.get_double("npu.noc.hop_latency_ns") * c.clock_ghz()));
-  p.mesh_cols = c.get_int("npu.noc.mesh_cols");
-  p.injection_ports = c.get_int("npu.noc.injection_ports");
   return p;
 }
 

@@ -18,9 +18,7 @@ std::string vp_stage_family(const std::string& kind) {
 
 VpParams VpParams::read(const config::HwConfig& c) {
   VpParams p;
-  p.lanes = c.get_int("npu.vector.lanes");
-  p.parallel_images = c.get_int("npu.vector.parallel_images");
-  p.instr_overhead_cycles = c.get_int("npu.vector.instr_overhead_cycles");
+  config::read_bound(p, c, params());  // lanes, parallel_images, instr_overhead_cycles; the stages below
   for (const char* k : kStageKinds) {
     std::string base = std::string("npu.vector.stages.") + k;
     p.stages[k] = {c.get_double(base + ".vectors_per_cycle"), c.get_int(base + ".latency_cycles")};

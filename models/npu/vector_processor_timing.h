@@ -36,11 +36,11 @@ inline const std::vector<config::ParamDecl>& VpParams::params() {
   namespace r = config::range;
   static const std::vector<config::ParamDecl> decls = [] {
     std::vector<config::ParamDecl> d = {
-        {"npu.vector.lanes", T::Int, "32", "elements", "channels processed in parallel (one vector = lanes elements)", {}, r::count},
-        {"npu.vector.instr_overhead_cycles", T::Int, "0", "cycles", "per VP instruction issue overhead", {}, r::delay},
+        {"npu.vector.lanes", T::Int, "32", "elements", "channels processed in parallel (one vector = lanes elements)", {}, r::count, config::bind(&VpParams::lanes)},
+        {"npu.vector.instr_overhead_cycles", T::Int, "0", "cycles", "per VP instruction issue overhead", {}, r::delay, config::bind(&VpParams::instr_overhead_cycles)},
         {"npu.vector.parallel_images", T::Int, "1", "images",
          "images of a batch the VP processes side by side (the work of a batch of N takes ceil(N / this) passes' time)", {},
-         r::count},
+         r::count, config::bind(&VpParams::parallel_images)},
     };
     for (const std::string k : kStageKinds) {
       const std::string key = "npu.vector.stages." + k;

@@ -54,21 +54,10 @@ MapperParams MapperParams::read(const config::HwConfig& c, const models::BufferP
   p.l2_weight_bytes = static_cast<int64_t>(p.l2_bytes * buffers.l2_weight_share);
   p.l2_act_bytes = p.l2_bytes - p.l2_weight_bytes;
   p.weight_buffer_bytes = buffers.weight_buffer_bytes;
-  p.weight_prefetch_layers = static_cast<int>(c.get_int("mapping.weight_prefetch_layers"));
-  p.staged_prefetch_layers = static_cast<int>(c.get_int("mapping.staged_prefetch_layers"));
-  p.serialize_layers = c.get_bool("mapping.serialize_layers");
-  p.keep_activations_on_chip = c.get_bool("mapping.keep_activations_on_chip");
-  p.batch_groups_per_stage = c.get_bool("mapping.batch_groups_per_stage");
-  p.batch_group_fill = c.get_double("mapping.batch_group_fill");
-  p.activation_prefetch_layers = static_cast<int>(c.get_int("mapping.activation_prefetch_layers"));
+  // The mapping.* keys bound to their fields (mapping.multicore's `fused` leaves Auto: the
+  // fused chip is one core by then; mapping.multicore_layers is the mapper's to parse).
+  config::read_bound(p, c, params());
   p.cores = cores;
-  const std::string split = c.get_string("mapping.multicore");
-  p.multicore = split == "rows"       ? MapperParams::Multicore::Rows
-                : split == "channels" ? MapperParams::Multicore::Channels
-                : split == "layer"    ? MapperParams::Multicore::Layer
-                : split == "pipeline" ? MapperParams::Multicore::Pipeline
-                                      : MapperParams::Multicore::Auto;
-  p.pipeline_images = c.get_int("mapping.pipeline_images");
   if (p.cores > 1) p.l2_act_bytes *= p.cores;  // a layer's tiles spread over every core's L2
   p.host_cycles_per_byte = host.cycles_per_byte;
   p.host_op_cycles = host.op_cycles;

@@ -63,37 +63,37 @@ inline const std::vector<config::ParamDecl>& MapperParams::params() {
   namespace r = config::range;
   static const std::vector<config::ParamDecl> decls = {
       {"mapping.weight_prefetch_layers", T::Int, "2", "layers",
-       "weights that fit half of WL0 load straight into it once the layer N earlier (any kind) has finished", {}, r::count},
+       "weights that fit half of WL0 load straight into it once the layer N earlier (any kind) has finished", {}, r::count, config::bind(&MapperParams::weight_prefetch_layers)},
       {"mapping.staged_prefetch_layers", T::Int, "3", "weight layers",
        "larger weights are staged in the L2 weight share once the weight layer N earlier has finished and there is room", {},
-       r::count},
+       r::count, config::bind(&MapperParams::staged_prefetch_layers)},
       {"mapping.serialize_layers", T::Bool, "false", "",
        "start a layer only after the previous layer finished (false: independent layers may overlap on PE and VP)", {},
-       r::none},
+       r::none, config::bind(&MapperParams::serialize_layers)},
       {"mapping.keep_activations_on_chip", T::Bool, "true", "",
-       "keep a layer's output in L2 for its consumers when it fits; else spill to DRAM", {}, r::none},
+       "keep a layer's output in L2 for its consumers when it fits; else spill to DRAM", {}, r::none, config::bind(&MapperParams::keep_activations_on_chip)},
       {"mapping.activation_prefetch_layers", T::Int, "1", "layers",
        "with serialize_layers: a layer's activation loads from DRAM start once the NPU layer N earlier has finished (1: the previous one)",
-       {}, r::count},
+       {}, r::count, config::bind(&MapperParams::activation_prefetch_layers)},
       {"mapping.batch_groups_per_stage", T::Bool, "false", "",
        "batch groups of a power of two images sized per spatial stage against the whole L2 (the Gemini compiler's rule; "
-       "false: one group size per run, set by its tightest layer against the L2 activation share)", {}, r::none},
+       "false: one group size per run, set by its tightest layer against the L2 activation share)", {}, r::none, config::bind(&MapperParams::batch_groups_per_stage)},
       {"mapping.batch_group_fill", T::Double, "1", "fraction",
-       "with batch_groups_per_stage: the share of the L2 a batch group's live activations may fill", {}, r::fraction},
+       "with batch_groups_per_stage: the share of the L2 a batch group's live activations may fill", {}, r::fraction, config::bind(&MapperParams::batch_group_fill)},
       {"mapping.multicore", T::String, "auto", "",
        "npu.cores > 1: split each layer's output rows (images x rows, weights copied to every core), its output "
        "channels (weights divided, inputs read by every core), per layer whichever moves fewer bytes (auto), or run "
        "each layer whole on one core, the cores in turn (layer), or fuse the cores into one (fused: one array of "
        "every core's PEs, their buffers, lanes and DMA channels together), or pipeline the layers over the cores, "
        "a stage of consecutive layers each, images streaming through (pipeline)",
-       {"auto", "rows", "channels", "layer", "fused", "pipeline"}, r::none},
+       {"auto", "rows", "channels", "layer", "fused", "pipeline"}, r::none, config::bind_choice(&MapperParams::multicore, {{"auto", MapperParams::Multicore::Auto}, {"rows", MapperParams::Multicore::Rows}, {"channels", MapperParams::Multicore::Channels}, {"layer", MapperParams::Multicore::Layer}, {"pipeline", MapperParams::Multicore::Pipeline}})},
       {"mapping.multicore_layers", T::String, "", "",
        "npu.cores > 1: per-layer exceptions to mapping.multicore, comma-separated NAME=SPLIT entries (SPLIT: rows, "
        "channels or layer; NAME a layer's name, or a prefix ending in *), as a compiler that maps some layers its own "
        "way; every NAME must match a layer",
        {}, r::none},
       {"mapping.pipeline_images", T::Int, "1", "images",
-       "mapping.multicore: pipeline: images that go through the stages together (a micro-batch)", {}, r::count},
+       "mapping.multicore: pipeline: images that go through the stages together (a micro-batch)", {}, r::count, config::bind(&MapperParams::pipeline_images)},
   };
   return decls;
 }

@@ -278,26 +278,39 @@ TEST(ParamDecls, GpuDefaultsAreTheDeclaredOnes) {
 
 namespace {
 
-// Every key of a unit whose read() is generated from the bindings: bound, and the struct's own
-// defaults (its member initializers) are what the declarations say.
+// A unit's bound keys: the struct's own defaults (its member initializers) are what the
+// declarations say; all_bound: every key of the unit is bound. Returns how many are bound.
 template <class P>
-void expect_bound_with_declared_defaults(const char* unit) {
+int expect_bound_with_declared_defaults(const char* unit, const P& read, bool all_bound) {
   const P built{};
-  const P read = P::read(HwConfig::defaults());
+  int bound = 0;
   for (const ParamDecl& d : P::params()) {
-    ASSERT_TRUE(static_cast<bool>(d.bind)) << unit << ": " << d.path << " is not bound";
+    if (!d.bind) {
+      EXPECT_FALSE(all_bound) << unit << ": " << d.path << " is not bound";
+      continue;
+    }
+    ++bound;
     EXPECT_TRUE(d.bind.same(&built, &read)) << unit << ": " << d.path << " defaults to " << d.default_value
                                             << " in its declaration but not in the struct";
   }
+  return bound;
 }
 
 }  // namespace
 
 TEST(ParamBinding, BoundUnitsReadEveryKeyAndKeepTheDeclaredDefaults) {
-  expect_bound_with_declared_defaults<DmaParams>("DmaParams");
-  expect_bound_with_declared_defaults<PeArrayParams>("PeArrayParams");
-  expect_bound_with_declared_defaults<BufferParams>("BufferParams");
-  expect_bound_with_declared_defaults<EnergyParams>("EnergyParams");
+  const HwConfig c = HwConfig::defaults();
+  expect_bound_with_declared_defaults("DmaParams", DmaParams::read(c), true);
+  expect_bound_with_declared_defaults("PeArrayParams", PeArrayParams::read(c), true);
+  expect_bound_with_declared_defaults("BufferParams", BufferParams::read(c), true);
+  expect_bound_with_declared_defaults("EnergyParams", EnergyParams::read(c), true);
+  // Partly bound: the rest need the clock (NoC rates), are generated (vector stages) or are the
+  // mapper's to parse (mapping.multicore_layers).
+  EXPECT_EQ(expect_bound_with_declared_defaults("NocParams", NocParams::read(c), false), 3);
+  EXPECT_EQ(expect_bound_with_declared_defaults("VpParams", VpParams::read(c), false), 3);
+  EXPECT_EQ(expect_bound_with_declared_defaults(
+                "MapperParams", MapperParams::read(c, BufferParams::read(c), HostParams::read(c)), false),
+            9);
   // A scale converts the key's unit: 16 KiB of L2 are 16,384 bytes.
   EXPECT_EQ(BufferParams::read(HwConfig::defaults({"npu.l2.size_kib=16"})).l2_bytes, 16 * 1024);
   // A bound key reaches its field: every key at another valid value changes what read() gives.
