@@ -8,6 +8,8 @@
 // runs in waves.
 #include "sim/llm/serve.h"
 
+#include "sim/llm/request_trace.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdarg>
@@ -308,46 +310,6 @@ ServingRecord run_static(const ServeRequest& o) {
 }
 
 
-// Requests from a CSV trace: a header, then arrival_s,input_tokens,output_tokens per line
-// (arrivals non-decreasing). InputError naming the file and line.
-std::vector<Request> read_trace(const std::string& path) {
-  // A regular file of at most 256 MiB (10^6 requests need far less), read once.
-  std::istringstream f(read_input_file(path, "a request trace (CSV)", uint64_t{256} << 20));
-  std::vector<Request> r;
-  std::string line;
-  int n = 0;
-  while (std::getline(f, line)) {
-    ++n;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    if (n == 1) {
-      if (line != "arrival_s,input_tokens,output_tokens")
-        throw InputError(path, "line 1", "expected the header arrival_s,input_tokens,output_tokens, got '" + line.substr(0, 80) + "'");
-      continue;
-    }
-    std::istringstream in(line);
-    std::string a, b, c, extra;
-    if (!std::getline(in, a, ',') || !std::getline(in, b, ',') || !std::getline(in, c, ',') || std::getline(in, extra, ','))
-      throw InputError(path, "line " + std::to_string(n), "expected three comma-separated values");
-    double t = 0;
-    long long i = 0, g = 0;
-    try {
-      size_t p1 = 0, p2 = 0, p3 = 0;
-      t = std::stod(a, &p1), i = std::stoll(b, &p2), g = std::stoll(c, &p3);
-      if (p1 != a.size() || p2 != b.size() || p3 != c.size()) throw std::invalid_argument("trailing");
-    } catch (const std::exception&) {
-      throw InputError(path, "line " + std::to_string(n), "not numbers: '" + line.substr(0, 80) + "'");
-    }
-    if (!(t >= 0) || t > 1e9 || i < 1 || g < 1 || i + g > (1 << 20))
-      throw InputError(path, "line " + std::to_string(n), "arrival must be in [0, 1e9] s, input and output tokens at least 1 and together at most 2^20");
-    if (!r.empty() && t * 1e9 < r.back().arrival_ns) throw InputError(path, "line " + std::to_string(n), "arrivals must not go back in time");
-    if (r.size() >= 1000000) throw InputError(path, "line " + std::to_string(n), "more than 10^6 requests");
-    r.push_back({t * 1e9, i, g});
-  }
-  if (r.empty()) throw InputError(path, "", "no requests");
-  return r;
-}
-
 // Powers of two up to hi, and hi.
 std::vector<int> doubling(int hi) {
   std::vector<int> r;
@@ -359,8 +321,10 @@ std::vector<int> doubling(int hi) {
 ServingRecord run_continuous(const ServeRequest& o, const Setup& su) {
   ServingRecord rec;
   if (o.max_batch_tokens < 1 || o.max_seqs < 1) throw InputError("sim llm", "--max-batch-tokens", "--max-batch-tokens and --max-seqs must be at least 1");
+  RequestTrace trace;
+  if (!o.trace.empty()) trace = read_request_trace(o.trace, o.trace_scale);
   const std::vector<Request> reqs =
-      o.trace.empty() ? poisson_requests(o.requests, o.arrival_rate, o.input, o.output, o.seed) : read_trace(o.trace);
+      o.trace.empty() ? poisson_requests(o.requests, o.arrival_rate, o.input, o.output, o.seed) : trace.requests;
   int64_t in_lo = reqs[0].input, in_hi = 0, kv_hi = 0, longest = 0;
   for (const Request& q : reqs) {
     in_lo = std::min(in_lo, q.input), in_hi = std::max(in_hi, q.input);
@@ -464,6 +428,11 @@ ServingRecord run_continuous(const ServeRequest& o, const Setup& su) {
   j["workload"] = {{"model", o.model}, {"requests", reqs.size()}, {"arrivals", o.trace.empty() ? "poisson" : "trace"},
                    {"arrival_rate_per_s", o.trace.empty() ? o.arrival_rate : 0.0}, {"seed", o.seed}, {"trace", o.trace},
                    {"dtype", ir::dtype_name(su.dt)}, {"layers", su.layers}, {"batching", "continuous"}};
+  if (!o.trace.empty()) {
+    j["workload"]["trace_format"] = trace.format;
+    j["workload"]["trace_scale"] = o.trace_scale;
+    j["workload"]["skipped_requests"] = trace.skipped;  // rows without output tokens
+  }
   j["hardware"] = {{"name", su.on_system ? su.sys_cfg->name : su.hw.get_string("name")}, {"source", su.on_system ? su.sys_cfg->source : su.hw.source()},
                    {"device", su.gpu ? "gpu" : "npu"}, {"devices", su.devices}, {"tp", o.tp}, {"pp", o.pp}};
   j["totals"] = totals_json(m, su);
@@ -513,7 +482,11 @@ ServingRecord run_continuous(const ServeRequest& o, const Setup& su) {
   {
     appendf(rec.summary, "%s on %s: %zu requests (%s), continuous batching, %s\n", o.model.c_str(),
                 (su.on_system ? su.sys_cfg->name : su.hw.get_string("name")).c_str(), reqs.size(),
-                o.trace.empty() ? ("Poisson " + fmt("%g", o.arrival_rate) + "/s, seed " + std::to_string(o.seed)).c_str() : o.trace.c_str(),
+                o.trace.empty() ? ("Poisson " + fmt("%g", o.arrival_rate) + "/s, seed " + std::to_string(o.seed)).c_str()
+                                : (o.trace + ", " + trace.format + " format" +
+                                   (o.trace_scale != 1 ? ", arrivals / " + fmt("%g", o.trace_scale) : std::string()) +
+                                   (trace.skipped ? ", " + std::to_string(trace.skipped) + " without output left out" : std::string()))
+                                      .c_str(),
                 ir::dtype_name(su.dt));
     appendf(rec.summary, "KV cache: %.2f GiB beside %.2f GiB of weights; peak %.2f GiB, %d requests running at most\n", so.kv_capacity_bytes / gib,
                 su.mem.weight_bytes / gib, res.peak_kv_bytes / gib, res.peak_running);

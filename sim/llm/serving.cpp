@@ -186,7 +186,10 @@ const std::vector<ServingOption>& serving_options() {
        "continuous batching: Poisson arrivals per second, with requests and seed (0: a static batch)"},
       {"requests", T::Int, &O::requests, 1, 1000000, "continuous batching: requests to serve"},
       {"seed", T::Int, &O::seed, 0, kInt, "continuous batching: the arrivals' random seed"},
-      {"trace", T::Text, &O::trace, 0, 0, "continuous batching: requests from a CSV (arrival_s,input_tokens,output_tokens)"},
+      {"trace", T::Text, &O::trace, 0, 0,
+       "continuous batching: requests from a CSV: arrival_s,input_tokens,output_tokens, an Azure LLM inference trace "
+       "(2023/2024) or BurstGPT's, the format found from its header"},
+      {"trace_scale", T::Number, &O::trace_scale, 1e-6, 1e6, "with trace: arrivals divided by this (2: twice as fast)"},
       {"max_batch_tokens", T::Int, &O::max_batch_tokens, 1, kInt, "continuous batching: prompt tokens per prefill step"},
       {"max_seqs", T::Int, &O::max_seqs, 1, kInt, "continuous batching: requests running at once at most"},
       {"chunked_prefill", T::Bool, &O::chunked_prefill, 0, 0,

@@ -152,6 +152,7 @@ struct ServingOptions {
   int requests = 100;
   int64_t seed = 1;
   std::string trace;
+  double trace_scale = 1;
   int64_t max_batch_tokens = 8192;
   int max_seqs = 256;
   bool chunked_prefill = false;

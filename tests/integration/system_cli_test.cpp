@@ -454,6 +454,19 @@ TEST(LlmCli, ContinuousBatchingFromPoissonArrivalsAndATrace) {
   EXPECT_EQ(t["workload"]["arrivals"], "trace");
   // The last arrives at 0.5 s when nothing else runs: the run ends after it.
   EXPECT_GT(t["totals"]["time_us"].get<double>(), 0.5e6);
+  EXPECT_EQ(t["workload"]["trace_format"], "npusim");
+  // An Azure LLM inference trace, its format told by the header, twice as fast: a failed row
+  // (no output) left out, the last arrival 0.25 s after the first.
+  write_text(d + "/azure.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.0000000,64,4\n"
+                               "2023-11-16 18:15:46.0010000,32,0\n2023-11-16 18:15:46.5000000,128,2\n");
+  r = run_sim("llm gpt2 --hw gpu_h100 --max-seqs 4 --trace '" + d + "/azure.csv' --trace-scale 2 -q --report '" + d + "/a.json'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto az = nlohmann::json::parse(read_text(d + "/a.json"));
+  EXPECT_EQ(az["workload"]["trace_format"], "azure");
+  EXPECT_EQ(az["workload"]["requests"], 2);
+  EXPECT_EQ(az["workload"]["skipped_requests"], 1);
+  EXPECT_GT(az["totals"]["time_us"].get<double>(), 0.25e6);
+  EXPECT_LT(az["totals"]["time_us"].get<double>(), t["totals"]["time_us"].get<double>());
   for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
            {"arrival,in,out\n0,1,1\n", "line 1"},
            {"arrival_s,input_tokens,output_tokens\n0,64\n", "line 2"},
