@@ -30,6 +30,7 @@ struct Def {
   int max_pos;      // learned position table rows (0: rotary positions, any length)
   double eps;
   int kv_heads = 0;  // grouped-query attention: K/V heads (0: as many as query heads)
+  int context = 0;   // max_position_embeddings of the Hugging Face config (0: max_pos)
 };
 
 // Hugging Face configs (bert-base-uncased, bert-large-uncased, gpt2[-medium|-large|-xl],
@@ -46,10 +47,10 @@ const std::vector<std::pair<std::string, Def>>& defs() {
       {"gpt2-xl", {Family::Gpt2, 48, 1600, 25, 6400, 50257, 1024, 1e-5}},
       {"gpt3-xl", {Family::Gpt2, 24, 3072, 24, 12288, 50257, 2048, 1e-5}},
       {"gpt3-2.7b", {Family::Gpt2, 32, 2560, 32, 10240, 50257, 2048, 1e-5}},
-      {"llama2-7b", {Family::Llama, 32, 4096, 32, 11008, 32000, 0, 1e-5}},
-      {"llama2-13b", {Family::Llama, 40, 5120, 40, 13824, 32000, 0, 1e-5}},
-      {"llama2-70b", {Family::Llama, 80, 8192, 64, 28672, 32000, 0, 1e-5, 8}},
-      {"llama3-8b", {Family::Llama, 32, 4096, 32, 14336, 128256, 0, 1e-5, 8}},  // Llama-3 and 3.1 8B: the same shape
+      {"llama2-7b", {Family::Llama, 32, 4096, 32, 11008, 32000, 0, 1e-5, 0, 4096}},
+      {"llama2-13b", {Family::Llama, 40, 5120, 40, 13824, 32000, 0, 1e-5, 0, 4096}},
+      {"llama2-70b", {Family::Llama, 80, 8192, 64, 28672, 32000, 0, 1e-5, 8, 4096}},
+      {"llama3-8b", {Family::Llama, 32, 4096, 32, 14336, 128256, 0, 1e-5, 8, 131072}},  // Llama-3 and 3.1 8B: the same shape; 3.1's context
   };
   return d;
 }
@@ -292,6 +293,8 @@ std::optional<TransformerShape> transformer_shape(const std::string& model) {
   s.family = d->family == Family::Bert ? "bert" : d->family == Family::Gpt2 ? "gpt2" : "llama";
   s.layers = d->layers, s.d = d->d, s.heads = d->heads, s.kv_heads = d->kv_heads > 0 ? d->kv_heads : d->heads;
   s.ffn = d->ffn, s.vocab = d->vocab, s.eps = d->eps;
+  s.context = d->context > 0 ? d->context : d->max_pos;
+  s.rotary = d->max_pos == 0;
   return s;
 }
 

@@ -51,6 +51,8 @@ struct TransformerShape {
   std::string family;  // "bert", "gpt2", "llama"
   int layers = 0, d = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0;
   double eps = 1e-5;
+  int context = 0;      // tokens a sequence may hold (max_position_embeddings)
+  bool rotary = false;  // rotary positions (RoPE): a context may be stretched by RoPE scaling
 };
 std::optional<TransformerShape> transformer_shape(const std::string& model);
 

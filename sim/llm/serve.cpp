@@ -180,6 +180,25 @@ nlohmann::ordered_json totals_json(const Metrics& m, const Setup& su) {
           {"output_tokens_per_s_per_device", m.output_tokens_per_s / su.devices}};
 }
 
+// The tokens a request may hold: the model's context (max_position_embeddings), stretched by
+// --rope-scaling for rotary models; a learned position table cannot be stretched.
+int64_t context_tokens(const ServeRequest& o, const frontends::zoo::TransformerShape& shape) {
+  if (o.rope_scaling != 1 && !shape.rotary)
+    throw InputError("sim llm", "--rope-scaling", o.model + " has learned positions (" + std::to_string(shape.context) +
+                                                     "): RoPE scaling applies to rotary models (llama*)");
+  return static_cast<int64_t>(std::floor(shape.context * o.rope_scaling));
+}
+
+void check_context(const ServeRequest& o, const frontends::zoo::TransformerShape& shape, int64_t tokens, const std::string& what) {
+  const int64_t context = context_tokens(o, shape);
+  if (tokens > context)
+    throw InputError("sim llm", what, std::to_string(tokens) + " tokens (prompt + output) exceed " + o.model +
+                                          "'s context of " + std::to_string(context) +
+                                          (o.rope_scaling != 1 ? " (with --rope-scaling)"
+                                                               : shape.rotary ? " (max_position_embeddings; --rope-scaling F stretches it)"
+                                                                              : " (max_position_embeddings)"));
+}
+
 ServingRecord run_continuous(const ServeRequest& o, const Setup& su);
 ServingRecord run_pipelines(const ServeRequest& o);
 
@@ -194,6 +213,8 @@ ServingRecord run_static(const ServeRequest& o) {
     throw InputError("sim llm", "--input/--output", "input and output tokens must be at least 1, together at most 2^20");
   Setup su;
   su.shape = *shape;
+  context_tokens(o, *shape);  // --rope-scaling on a model with learned positions: refused
+  if (o.arrival_rate <= 0 && o.trace.empty()) check_context(o, *shape, o.input + o.output, "--input/--output");
   // A system: the model as a tp x pp pipeline (docs/system.md#zoo-pipelines) on its devices.
   su.on_system = config::is_system_config(o.hw);
   if (su.on_system) {
@@ -331,6 +352,7 @@ ServingRecord run_continuous(const ServeRequest& o, const Setup& su) {
     kv_hi = std::max(kv_hi, q.input + q.output - 2);
     longest = std::max(longest, q.input + q.output);
   }
+  check_context(o, su.shape, longest, o.trace.empty() ? "--input/--output" : "the longest request of " + o.trace);
   if (in_hi > o.max_batch_tokens && !o.chunked_prefill)
     throw InputError("sim llm", "--max-batch-tokens", "a prompt of " + std::to_string(in_hi) + " tokens exceeds the " +
                                                           std::to_string(o.max_batch_tokens) + " tokens a prefill step may take (or give --chunked-prefill)");

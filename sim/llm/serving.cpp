@@ -200,6 +200,9 @@ const std::vector<ServingOption>& serving_options() {
       {"virtual_engines", T::Int, &O::virtual_engines, 0, 4096,
        "continuous batching on a system with pp: schedulers, each with its share of the KV cache, whose steps flow "
        "through the stages at once (vLLM's virtual engines; 0: pp, 1 with microbatches)"},
+      {"rope_scaling", T::Number, &O::rope_scaling, 1, 64,
+       "a rotary (llama) model's context stretched this many times by RoPE scaling; without it a request longer "
+       "than the model's context (max_position_embeddings) is refused"},
   };
   return o;
 }

@@ -158,6 +158,7 @@ struct ServingOptions {
   bool chunked_prefill = false;
   bool preempt = false;
   int virtual_engines = 0;
+  double rope_scaling = 1;  // a rotary model's context stretched this many times (RoPE scaling)
   // Not options of the table: a runtime's own passes instead of a zoo model, and hardware
   // overrides (key=value, as --set).
   std::string prefill_pipeline, decode_pipeline;

@@ -263,6 +263,25 @@ TEST(ZooPipelines, ShardsThatDoNotDivideAreRefused) {
 
 // `sim llm`: a static batch on a GPU and on an NPU; the report's totals, the memory plan
 // (waves when the KV cache does not fit), the interpolation's check; bad requests exit 2.
+// A request longer than the model's context (max_position_embeddings) is refused, unless
+// --rope-scaling stretches a rotary model's; learned positions cannot be stretched.
+TEST(LlmCli, RequestsLongerThanTheModelsContextAreRefused) {
+  auto r = run_sim("llm llama2-7b --hw gpu_h100 --input 8000 --output 100 -q");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("8100 tokens (prompt + output) exceed llama2-7b's context of 4096"), std::string::npos) << r.output;
+  r = run_sim("llm gpt2 --hw gpu_h100 --input 100 --output 10 --rope-scaling 2 -q");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("learned positions"), std::string::npos) << r.output;
+  const std::string d = scratch_dir("llm_context");
+  write_text(d + "/long.csv", "arrival_s,input_tokens,output_tokens\n0,64,4\n0.1,1000,100\n");
+  r = run_sim("llm gpt2 --hw gpu_h100 --trace '" + d + "/long.csv' -q");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("the longest request of"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("1100 tokens"), std::string::npos) << r.output;
+  r = run_sim("llm llama2-7b --hw gpu_h100 --input 8000 --output 100 --rope-scaling 2 --layers 1 --buckets 2 -q");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
 TEST(LlmCli, ServesAStaticBatchOnAGpuAndAnNpu) {
   const std::string d = scratch_dir("llm_cli");
   for (const char* hw : {"gpu_h100", "npu"}) {
