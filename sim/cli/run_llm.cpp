@@ -26,8 +26,7 @@ struct LlmCliOptions {
 // One CLI flag per serving option, bound to its field, with the table's range and meaning.
 void add_serving_flags(CLI::App& cmd, llm::ServingOptions& o) {
   for (const llm::ServingOption& opt : llm::serving_options()) {
-    std::string flag = std::string("--") + opt.name;
-    for (char& c : flag) c = c == '_' ? '-' : c;
+    const std::string flag = opt.flag();
     std::visit(
         [&](auto m) {
           using V = std::decay_t<decltype(o.*m)>;

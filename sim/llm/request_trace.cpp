@@ -115,7 +115,7 @@ RequestTrace parse_request_trace(const std::string& text, const std::string& sou
                                                                           "token counts"
                                                                         : "not numbers") +
                                             ": '" + line.substr(0, 80) + "'");
-    if (r.format != "npusim" && out == 0 && in >= 0) {  // a request that produced nothing (failed): not served
+    if (r.format != "npusim" && out == 0) {  // a request that produced nothing (failed): not served
       ++r.skipped;
       continue;
     }

@@ -224,6 +224,12 @@ std::string ServingOption::value_of(const ServingOptions& o) const {
 
 std::string ServingOption::default_value() const { return value_of(ServingOptions{}); }
 
+std::string ServingOption::flag() const {
+  std::string f = std::string("--") + name;
+  for (char& c : f) c = c == '_' ? '-' : c;
+  return f;
+}
+
 const ServingOption* find_serving_option(const std::string& name) {
   for (const ServingOption& o : serving_options())
     if (name == o.name) return &o;
@@ -294,9 +300,7 @@ void check_serving_options(const ServingOptions& o, const std::string& source) {
         },
         opt.member);
     if (!(x >= opt.lo && x <= opt.hi)) {
-      std::string flag = std::string("--") + opt.name;
-      for (char& c : flag) c = c == '_' ? '-' : c;
-      throw InputError(source, flag, "must be in " + range_text(opt.lo) + ".." + range_text(opt.hi) + ", got " + opt.value_of(o));
+      throw InputError(source, opt.flag(), "must be in " + range_text(opt.lo) + ".." + range_text(opt.hi) + ", got " + opt.value_of(o));
     }
   }
 }
@@ -305,8 +309,7 @@ std::string serving_options_markdown() {
   std::string s =
       "| option | `sim llm` flag | sweep key | type | default | range | meaning |\n|---|---|---|---|---|---|---|\n";
   for (const ServingOption& o : serving_options()) {
-    std::string flag = std::string("--") + o.name;
-    for (char& c : flag) c = c == '_' ? '-' : c;
+    const std::string flag = o.flag();
     const char* type = o.type == OptionType::Int ? "int" : o.type == OptionType::Number ? "number" : o.type == OptionType::Bool ? "bool" : "text";
     const std::string range =
         o.type == OptionType::Int || o.type == OptionType::Number ? range_text(o.lo) + " .. " + range_text(o.hi) : "";

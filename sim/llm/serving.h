@@ -176,6 +176,7 @@ struct ServingOption {
   const char* meaning = "";
   std::string default_value() const;  // the text of ServingOptions{}'s value
   std::string value_of(const ServingOptions& o) const;
+  std::string flag() const;  // its `sim llm` flag: "--" and the name with dashes
 };
 const std::vector<ServingOption>& serving_options();
 const ServingOption* find_serving_option(const std::string& name);
