@@ -8,8 +8,12 @@
 // graph outputs: the cache append). Attention then spans T = N + S keys.
 #include <cmath>
 #include <functional>
+#include <map>
+#include <mutex>
 
 #include "frontends/zoo/graph_builder.h"
+#include "frontends/zoo/hf_config.h"
+#include "frontends/zoo/model_def.h"
 #include "frontends/zoo/zoo.h"
 #include "sim/ir/error.h"
 
@@ -22,16 +26,7 @@ using ir::OpKind;
 using ir::Shape;
 using ir::TensorRole;
 
-enum class Family { Bert, Gpt2, Llama };
-
-struct Def {
-  Family family;
-  int layers, d, heads, ffn, vocab;
-  int max_pos;      // learned position table rows (0: rotary positions, any length)
-  double eps;
-  int kv_heads = 0;  // grouped-query attention: K/V heads (0: as many as query heads)
-  int context = 0;   // max_position_embeddings of the Hugging Face config (0: max_pos)
-};
+using Def = ModelDef;
 
 // Hugging Face configs (bert-base-uncased, bert-large-uncased, gpt2[-medium|-large|-xl],
 // meta-llama/Llama-2-{7,13,70}b-hf, meta-llama/Llama-3.1-8B); gpt3-xl and gpt3-2.7b are GPT-2 modules of the shapes
@@ -55,10 +50,17 @@ const std::vector<std::pair<std::string, Def>>& defs() {
   return d;
 }
 
+// A zoo entry, or a Hugging Face config.json read once per process (a path ending in .json).
 const Def* find_def(const std::string& model) {
   for (const auto& [name, def] : defs())
     if (name == model) return &def;
-  return nullptr;
+  if (!is_hf_config_path(model)) return nullptr;
+  static std::mutex mutex;
+  static std::map<std::string, Def> read;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto it = read.find(model);
+  if (it == read.end()) it = read.emplace(model, read_hf_config(model)).first;
+  return &it->second;
 }
 
 constexpr int kMaxBatch = 65536;
@@ -70,37 +72,58 @@ class Transformer {
   // vocabulary divided by T, the hidden size whole.
   Transformer(const Def& m, const ZooOptions& o, int seq, int kv, int layers, DType dt, int shard)
       : m_m(m), m_b("zoo", o.model), m_B(o.batch), m_S(seq), m_N(kv), m_T(kv + seq), m_L(layers),
-        m_D(m.d), m_H(m.heads / shard), m_Hkv((m.kv_heads > 0 ? m.kv_heads : m.heads) / shard), m_dh(m.d / m.heads),
-        m_F(m.ffn / shard), m_V(m.vocab / shard), m_dt(dt) {}
+        m_D(m.d), m_H(m.heads / shard), m_Hkv(m.kv_head_count() / shard), m_dh(m.head_size()),
+        m_F(m.ffn / shard), m_V(m.vocab / shard), m_EF(m.expert_ffn / shard), m_SF(m.shared_ffn / shard), m_dt(dt) {}
 
   ir::Graph build() {
     const bool bert = m_m.family == Family::Bert;
     int x = embeddings();
     m_scale = m_b.param("attention.scale", {1}, m_dt, TensorRole::Constant);  // 1/sqrt(dh)
     if (!bert && m_S > 1) m_mask = m_b.param("attention.causal_mask", {m_S, m_T}, m_dt, TensorRole::Constant);
-    if (m_m.family == Family::Llama) {  // rotary tables for positions N..N+S-1
-      m_cos = m_b.param("rotary.cos", {m_S, m_dh}, m_dt, TensorRole::Constant);
-      m_sin = m_b.param("rotary.sin", {m_S, m_dh}, m_dt, TensorRole::Constant);  // rotate_half's sign folded in
+    if (rotary()) {  // rotary tables for positions N..N+S-1
+      m_cos = m_b.param("rotary.cos", {m_S, rotary_dims()}, m_dt, TensorRole::Constant);
+      m_sin = m_b.param("rotary.sin", {m_S, rotary_dims()}, m_dt, TensorRole::Constant);  // rotate_half's sign folded in
     }
     for (int i = 0; i < m_L; ++i) x = block(x, i);
     if (!bert) {
-      x = norm(x, m_m.family == Family::Gpt2 ? "transformer.ln_f" : "model.norm");
-      if (m_m.family == Family::Gpt2)  // GPT-2 ties the LM head to the token embedding: x . wte^T
+      x = norm(x, final_norm_name());
+      if (m_m.family == Family::Gpt2 || m_m.tied_embeddings)  // the LM head tied to the token embedding: x . wte^T
         x = m_b.op(OpKind::MatMul, "lm_head", {x, m_wte}, {m_B, m_S, m_V}, m_dt,
                    [](ir::Layer& l) { l.transpose_b = true; });
       else
-        x = linear(x, "lm_head", m_V, false);
+        x = linear(x, m_m.family == Family::NeoX ? "embed_out" : "lm_head", m_V, false);
+      if (m_m.final_softcap > 0) x = softcap(x, "final_logit_softcapping");
     }
     m_b.mark_output(x);
     return m_b.finish();
   }
 
  private:
+  bool rms() const { return m_m.family == Family::Llama || m_m.family == Family::Gemma2; }
+  bool rotary() const { return m_m.family == Family::Llama || m_m.family == Family::Gemma2 || m_m.family == Family::NeoX; }
+  int64_t rotary_dims() const { return static_cast<int64_t>(static_cast<double>(m_dh) * m_m.rotary_share); }
+  // Cached keys a layer attends: a windowed layer the last window's (vLLM's sliding window).
+  int64_t cached(int layer) const {
+    return m_m.windowed(layer) ? std::min<int64_t>(m_N, std::max<int64_t>(0, m_m.sliding_window - m_S)) : m_N;
+  }
+
+  std::string final_norm_name() const {
+    switch (m_m.family) {
+      case Family::Gpt2: return "transformer.ln_f";
+      case Family::NeoX: return "gpt_neox.final_layer_norm";
+      case Family::Opt: return "model.decoder.final_layer_norm";
+      default: return "model.norm";
+    }
+  }
+
   std::string p(int layer, const std::string& what) const {
     switch (m_m.family) {
       case Family::Bert: return "encoder.layer." + std::to_string(layer) + "." + what;
       case Family::Gpt2: return "transformer.h." + std::to_string(layer) + "." + what;
-      case Family::Llama: return "model.layers." + std::to_string(layer) + "." + what;
+      case Family::NeoX: return "gpt_neox.layers." + std::to_string(layer) + "." + what;
+      case Family::Opt: return "model.decoder.layers." + std::to_string(layer) + "." + what;
+      case Family::Llama:
+      case Family::Gemma2: return "model.layers." + std::to_string(layer) + "." + what;
     }
     return what;
   }
@@ -111,18 +134,27 @@ class Transformer {
     // HF's input_ids.view(-1, S): it also makes the batch-carrying ids the first op's first
     // input, which is where Frontend IR readers take the graph's batch from.
     ids = m_b.op(OpKind::Reshape, "input_ids.view", {ids}, {m_B, m_S}, DType::Int32);
-    const std::string word = m_m.family == Family::Bert ? "embeddings.word_embeddings"
+    const std::string word = m_m.family == Family::Bert  ? "embeddings.word_embeddings"
                              : m_m.family == Family::Gpt2 ? "transformer.wte"
+                             : m_m.family == Family::NeoX ? "gpt_neox.embed_in"
+                             : m_m.family == Family::Opt  ? "model.decoder.embed_tokens"
                                                           : "model.embed_tokens";
     m_wte = m_b.param(word + ".weight", {V, m_D}, m_dt);
     int x = m_b.op(OpKind::Gather, word, {m_wte, ids}, {m_B, m_S, m_D}, m_dt, [](ir::Layer& l) { l.axes = {0}; });
-    if (m_m.max_pos > 0) {  // learned positions: rows N..N+S-1 of the table, added
-      const std::string pos = m_m.family == Family::Bert ? "embeddings.position_embeddings" : "transformer.wpe";
+    if (m_m.family == Family::Gemma2) {  // Gemma scales the embedding by sqrt(hidden size)
+      int c = m_b.param("model.embed_scale", {1}, m_dt, TensorRole::Constant);
+      x = binary(OpKind::Mul, x, c, "model.embed_scale");
+    }
+    if (m_m.max_pos > 0) {  // learned positions: rows N..N+S-1 of the table (OPT: 2 rows later), added
+      const std::string pos = m_m.family == Family::Bert  ? "embeddings.position_embeddings"
+                              : m_m.family == Family::Opt ? "model.decoder.embed_positions"
+                                                          : "transformer.wpe";
+      const int64_t off = m_m.position_offset;
       // (BERT's token-type row 0, for all-zero token_type_ids, is folded into this table.)
-      int table = m_b.param(pos + ".weight", {m_m.max_pos, m_D}, m_dt);
+      int table = m_b.param(pos + ".weight", {m_m.max_pos + off, m_D}, m_dt);
       int rows = m_b.op(OpKind::Slice, pos, {table}, {m_S, m_D}, m_dt, [&](ir::Layer& l) {
-        l.starts = {m_N, 0};
-        l.ends = {m_N + m_S, m_D};
+        l.starts = {m_N + off, 0};
+        l.ends = {m_N + off + m_S, m_D};
       });
       x = m_b.op(OpKind::ElementWiseAdd, pos + ".add", {x, rows}, {m_B, m_S, m_D}, m_dt);
     }
@@ -132,7 +164,7 @@ class Transformer {
 
   int norm(int x, const std::string& name) {
     const Shape s = m_b.shape(x);
-    if (m_m.family == Family::Llama) {
+    if (rms()) {
       int g = m_b.param(name + ".weight", {m_D}, m_dt);
       return m_b.op(OpKind::RmsNorm, name, {x, g}, s, m_dt, [&](ir::Layer& l) { l.epsilon = m_m.eps; });
     }
@@ -141,7 +173,7 @@ class Transformer {
     return m_b.op(OpKind::LayerNorm, name, {x, g, b}, s, m_dt, [&](ir::Layer& l) { l.epsilon = m_m.eps; });
   }
 
-  // x [B,S,K] . W [K,N] (+ bias [N]).
+  // x [.., K] . W [K,N] (+ bias [N]).
   int linear(int x, const std::string& name, int64_t n, bool bias) {
     Shape s = m_b.shape(x);
     const int64_t k = s.back();
@@ -157,6 +189,18 @@ class Transformer {
     return m_b.op(k, name, {a, b}, m_b.shape(a), m_dt);
   }
 
+  int activate(int x, const std::string& name) {
+    const OpKind k = m_m.act == Activation::Silu ? OpKind::Silu : m_m.act == Activation::Relu ? OpKind::Relu : OpKind::Gelu;
+    return unary(k, x, name);
+  }
+
+  // Gemma 2's logit soft-capping, c * tanh(x / c) (1/c folded into the scale before it).
+  int softcap(int x, const std::string& name) {
+    int c = m_b.param(name + ".cap", {1}, m_dt, TensorRole::Constant);
+    if (name == "final_logit_softcapping") x = binary(OpKind::Mul, x, c, name + ".div");
+    return binary(OpKind::Mul, unary(OpKind::Tanh, x, name + ".tanh"), c, name);
+  }
+
   // [B,S,heads*dh] -> [B,heads,S,dh]
   int split_heads(int x, const std::string& name, int64_t heads) {
     int r = m_b.op(OpKind::Reshape, name + ".view", {x}, {m_B, m_S, heads, m_dh}, m_dt);
@@ -165,75 +209,179 @@ class Transformer {
   }
 
   // HF's repeat_kv: [B,Hkv,T,dh] -> [B,H,T,dh], each K/V head shared by H / Hkv query heads.
-  int repeat_kv(int x, const std::string& name) {
+  int repeat_kv(int x, const std::string& name, int64_t t) {
     if (m_Hkv == m_H) return x;
     const int64_t rep = m_H / m_Hkv;
-    int r = m_b.op(OpKind::Reshape, name + ".expand_view", {x}, {m_B, m_Hkv, 1, m_T, m_dh}, m_dt);
+    int r = m_b.op(OpKind::Reshape, name + ".expand_view", {x}, {m_B, m_Hkv, 1, t, m_dh}, m_dt);
     int c = m_b.op(OpKind::Concat, name + ".expand", std::vector<int>(static_cast<size_t>(rep), r),
-                   {m_B, m_Hkv, rep, m_T, m_dh}, m_dt, [](ir::Layer& l) { l.axes = {2}; });
-    return m_b.op(OpKind::Reshape, name + ".repeat", {c}, {m_B, m_H, m_T, m_dh}, m_dt);
+                   {m_B, m_Hkv, rep, t, m_dh}, m_dt, [](ir::Layer& l) { l.axes = {2}; });
+    return m_b.op(OpKind::Reshape, name + ".repeat", {c}, {m_B, m_H, t, m_dh}, m_dt);
   }
 
   // HF's apply_rotary_pos_emb: x * cos + rotate_half(x) * sin, with rotate_half(x) =
-  // cat(-x2, x1); the sign sits in the sin table, so rotate_half is cat(x2, x1).
+  // cat(-x2, x1); the sign sits in the sin table, so rotate_half is cat(x2, x1). GPT-NeoX
+  // rotates the first rotary_pct of a head's dims and passes the rest through.
   int rope(int x, const std::string& name) {
-    const int64_t half = m_dh / 2, heads = m_b.shape(x)[1];
-    auto half_slice = [&](int64_t from, int64_t to, const std::string& n) {
-      return m_b.op(OpKind::Slice, n, {x}, {m_B, heads, m_S, to - from}, m_dt, [&](ir::Layer& l) {
-        l.starts = {0, 0, 0, from};
-        l.ends = {m_B, heads, m_S, to};
+    const int64_t rd = rotary_dims(), half = rd / 2, heads = m_b.shape(x)[1];
+    auto slice = [&](int from, int64_t a, int64_t b, const std::string& n) {
+      return m_b.op(OpKind::Slice, n, {from}, {m_B, heads, m_S, b - a}, m_dt, [&](ir::Layer& l) {
+        l.starts = {0, 0, 0, a};
+        l.ends = {m_B, heads, m_S, b};
       });
     };
-    int x1 = half_slice(0, half, name + ".x1");
-    int x2 = half_slice(half, m_dh, name + ".x2");
-    int rot = m_b.op(OpKind::Concat, name + ".rotate_half", {x2, x1}, {m_B, heads, m_S, m_dh}, m_dt,
+    int rot_in = rd == m_dh ? x : slice(x, 0, rd, name + ".x_rot");
+    int x1 = slice(rot_in, 0, half, name + ".x1");
+    int x2 = slice(rot_in, half, rd, name + ".x2");
+    int rot = m_b.op(OpKind::Concat, name + ".rotate_half", {x2, x1}, {m_B, heads, m_S, rd}, m_dt,
                      [](ir::Layer& l) { l.axes = {-1}; });
-    int a = binary(OpKind::Mul, x, m_cos, name + ".mul_cos");
+    int a = binary(OpKind::Mul, rot_in, m_cos, name + ".mul_cos");
     int b = binary(OpKind::Mul, rot, m_sin, name + ".mul_sin");
-    return binary(OpKind::ElementWiseAdd, a, b, name);
+    if (rd == m_dh) return binary(OpKind::ElementWiseAdd, a, b, name);
+    int y = binary(OpKind::ElementWiseAdd, a, b, name + ".rotated");
+    int pass = slice(x, rd, m_dh, name + ".x_pass");
+    return m_b.op(OpKind::Concat, name, {y, pass}, {m_B, heads, m_S, m_dh}, m_dt, [](ir::Layer& l) { l.axes = {-1}; });
   }
 
   // The new k or v [B,H,S,dh]: a graph output (appended to the cache), joined after the
-  // cached N positions when there are any.
-  int with_cache(int kv, int layer, const std::string& which) {
+  // n cached positions when there are any.
+  int with_cache(int kv, int layer, int64_t n, const std::string& which) {
     m_b.mark_output(kv);
-    if (m_N == 0) return kv;
-    int past = m_b.input("past_" + which + "." + std::to_string(layer), {m_B, m_Hkv, m_N, m_dh}, m_dt);
-    return m_b.op(OpKind::Concat, p(layer, "attn.cat_" + which), {past, kv}, {m_B, m_Hkv, m_T, m_dh}, m_dt,
+    if (n == 0) return kv;
+    int past = m_b.input("past_" + which + "." + std::to_string(layer), {m_B, m_Hkv, n, m_dh}, m_dt);
+    return m_b.op(OpKind::Concat, p(layer, "attn.cat_" + which), {past, kv}, {m_B, m_Hkv, n + m_S, m_dh}, m_dt,
                   [](ir::Layer& l) { l.axes = {2}; });
   }
 
+  // The causal mask of S queries over t keys (a windowed layer's shorter span: its own table).
+  int mask(int64_t t) {
+    if (t == m_T || m_mask < 0) return m_mask;
+    auto it = m_window_masks.find(t);
+    if (it == m_window_masks.end())
+      it = m_window_masks.emplace(t, m_b.param("attention.window_mask." + std::to_string(t), {m_S, t}, m_dt, TensorRole::Constant)).first;
+    return it->second;
+  }
+
+  struct AttnNames {
+    std::string prefix, q, k, v, o;
+    bool qkv_bias, o_bias;
+  };
+  AttnNames attn_names() const {
+    switch (m_m.family) {
+      case Family::Bert: return {"attention.self.", "query", "key", "value", "attention.output.dense", true, true};
+      case Family::Gpt2: return {"attn.", "c_attn.q", "c_attn.k", "c_attn.v", "attn.c_proj", true, true};
+      case Family::NeoX:
+        return {"attention.", "query_key_value.q", "query_key_value.k", "query_key_value.v", "attention.dense", true, true};
+      case Family::Opt: return {"self_attn.", "q_proj", "k_proj", "v_proj", "self_attn.out_proj", true, true};
+      case Family::Llama:
+      case Family::Gemma2: break;
+    }
+    return {"self_attn.", "q_proj", "k_proj", "v_proj", "self_attn.o_proj", m_m.qkv_bias, m_m.o_bias};
+  }
+
   int attention(int h, int i) {
-    const bool bert = m_m.family == Family::Bert, llama = m_m.family == Family::Llama;
-    const std::string a = bert ? "attention.self." : llama ? "self_attn." : "attn.";
-    const std::string q_name = bert ? "query" : llama ? "q_proj" : "c_attn.q";
-    const std::string k_name = bert ? "key" : llama ? "k_proj" : "c_attn.k";
-    const std::string v_name = bert ? "value" : llama ? "v_proj" : "c_attn.v";
-    const bool bias = !llama;
-    int q = split_heads(linear(h, p(i, a + q_name), m_H * m_dh, bias), p(i, a + q_name), m_H);
-    int k = split_heads(linear(h, p(i, a + k_name), m_Hkv * m_dh, bias), p(i, a + k_name), m_Hkv);
-    int v = split_heads(linear(h, p(i, a + v_name), m_Hkv * m_dh, bias), p(i, a + v_name), m_Hkv);
-    if (llama) {
+    const bool bert = m_m.family == Family::Bert;
+    const AttnNames n = attn_names();
+    const std::string& a = n.prefix;
+    int q = split_heads(linear(h, p(i, a + n.q), m_H * m_dh, n.qkv_bias), p(i, a + n.q), m_H);
+    int k = split_heads(linear(h, p(i, a + n.k), m_Hkv * m_dh, n.qkv_bias), p(i, a + n.k), m_Hkv);
+    int v = split_heads(linear(h, p(i, a + n.v), m_Hkv * m_dh, n.qkv_bias), p(i, a + n.v), m_Hkv);
+    if (rotary()) {
       q = rope(q, p(i, a + "q_rope"));
       k = rope(k, p(i, a + "k_rope"));
     }
+    const int64_t cached_n = bert ? 0 : cached(i), t = cached_n + m_S;
     if (!bert) {
-      k = with_cache(k, i, "key");
-      v = with_cache(v, i, "value");
+      k = with_cache(k, i, cached_n, "key");
+      v = with_cache(v, i, cached_n, "value");
     }
-    k = repeat_kv(k, p(i, a + "k_repeat"));
-    v = repeat_kv(v, p(i, a + "v_repeat"));
-    int s = m_b.op(OpKind::BatchMatMul, p(i, a + "scores"), {q, k}, {m_B, m_H, m_S, m_T}, m_dt,
+    k = repeat_kv(k, p(i, a + "k_repeat"), t);
+    v = repeat_kv(v, p(i, a + "v_repeat"), t);
+    int s = m_b.op(OpKind::BatchMatMul, p(i, a + "scores"), {q, k}, {m_B, m_H, m_S, t}, m_dt,
                    [](ir::Layer& l) { l.transpose_b = true; });
     s = binary(OpKind::Mul, s, m_scale, p(i, a + "scale"));
-    if (m_mask >= 0) s = binary(OpKind::ElementWiseAdd, s, m_mask, p(i, a + "causal_mask"));
+    if (m_m.attn_softcap > 0) s = softcap(s, p(i, a + "softcap"));
+    if (const int mk = mask(t); mk >= 0) s = binary(OpKind::ElementWiseAdd, s, mk, p(i, a + "causal_mask"));
     s = m_b.op(OpKind::Softmax, p(i, a + "softmax"), {s}, m_b.shape(s), m_dt, [](ir::Layer& l) { l.axes = {-1}; });
     int c = m_b.op(OpKind::BatchMatMul, p(i, a + "context"), {s, v}, {m_B, m_H, m_S, m_dh}, m_dt);
     c = m_b.op(OpKind::Transpose, p(i, a + "context.transpose"), {c}, {m_B, m_S, m_H, m_dh}, m_dt,
                [](ir::Layer& l) { l.perm = {0, 2, 1, 3}; });
     c = m_b.op(OpKind::Reshape, p(i, a + "context.view"), {c}, {m_B, m_S, m_H * m_dh}, m_dt);
-    const std::string o = bert ? "attention.output.dense" : llama ? "self_attn.o_proj" : "attn.c_proj";
-    return linear(c, p(i, o), m_D, bias);
+    return linear(c, p(i, n.o), m_D, n.o_bias);
+  }
+
+  // act(x W_gate) * (x W_up), then W_down: the Llama-layout MLP (an expert, the shared expert).
+  int gated_mlp(int h, const std::string& gate, const std::string& up, const std::string& down, const std::string& pre, int64_t f,
+                bool bias) {
+    int g = activate(linear(h, gate, f, bias), pre + "act_fn");
+    int u = linear(h, up, f, bias);
+    return linear(binary(OpKind::Mul, g, u, pre + "mul"), down, m_D, bias);
+  }
+
+  // A mixture-of-experts MLP (Mixtral's block_sparse_moe, Qwen2-MoE's sparse block) as vLLM's
+  // fused MoE runs it: the router's logits, softmax and top-k; the tokens gathered expert by
+  // expert (B*S*k assignments spread evenly over the experts, as a balanced router gives them,
+  // each expert's rows padded to the most any expert gets); the experts' gated MLPs as batched
+  // GEMMs over the experts that have tokens (one without reads no weights); the outputs back in
+  // token order, weighted and summed over each token's k experts. Qwen2-MoE adds its shared
+  // expert scaled by a sigmoid gate.
+  int moe(int h, int i) {
+    const bool mixtral = m_m.architecture == "MixtralForCausalLM";
+    const std::string pre = mixtral ? "block_sparse_moe." : "mlp.";
+    const int64_t tok = m_B * m_S, k = m_m.experts_per_token, assignments = tok * k;
+    const int64_t active = std::min<int64_t>(m_m.experts, assignments), rows = (assignments + active - 1) / active;
+    int x = m_b.op(OpKind::Reshape, p(i, pre + "flatten"), {h}, {tok, m_D}, m_dt);
+    int logits = linear(x, p(i, pre + "gate"), m_m.experts, false);
+    int probs = m_b.op(OpKind::Softmax, p(i, pre + "routing"), {logits}, {tok, m_m.experts}, m_dt, [](ir::Layer& l) { l.axes = {-1}; });
+    // top-k: one pass over each token's probabilities, and their k weights
+    m_b.op(OpKind::ReduceMax, p(i, pre + "topk"), {probs}, {tok, 1}, m_dt, [](ir::Layer& l) {
+      l.axes = {-1};
+      l.keepdims = true;
+    });
+    int weights = m_b.op(OpKind::Slice, p(i, pre + "topk_weights"), {probs}, {tok, k}, m_dt, [&](ir::Layer& l) {
+      l.starts = {0, 0};
+      l.ends = {tok, k};
+    });
+    weights = m_b.op(OpKind::Reshape, p(i, pre + "topk_weights.view"), {weights}, {assignments, 1}, m_dt);
+    // Dispatch: each active expert's rows (token indices, padding included).
+    const std::string ex = pre + "experts.";
+    int idx = m_b.input(p(i, ex + "tokens"), {active * rows}, DType::Int32);
+    int xe = m_b.op(OpKind::Gather, p(i, ex + "dispatch"), {x, idx}, {active * rows, m_D}, m_dt, [](ir::Layer& l) { l.axes = {0}; });
+    xe = m_b.op(OpKind::Reshape, p(i, ex + "dispatch.view"), {xe}, {active, rows, m_D}, m_dt);
+    auto expert_gemm = [&](int in, const std::string& name, int64_t kdim, int64_t n) {
+      int w = m_b.param(p(i, ex + name + ".weight"), {active, kdim, n}, m_dt);
+      return m_b.op(OpKind::BatchMatMul, p(i, ex + name), {in, w}, {active, rows, n}, m_dt);
+    };
+    int g = activate(expert_gemm(xe, mixtral ? "w1" : "gate_proj", m_D, m_EF), p(i, ex + "act_fn"));
+    int u = expert_gemm(xe, mixtral ? "w3" : "up_proj", m_D, m_EF);
+    int y = expert_gemm(binary(OpKind::Mul, g, u, p(i, ex + "mul")), mixtral ? "w2" : "down_proj", m_EF, m_D);
+    // Combine: back in token order (padding rows dropped), weighted, summed over k.
+    y = m_b.op(OpKind::Reshape, p(i, pre + "combine.flatten"), {y}, {active * rows, m_D}, m_dt);
+    int order = m_b.input(p(i, pre + "combine.order"), {assignments}, DType::Int32);
+    y = m_b.op(OpKind::Gather, p(i, pre + "combine.unpermute"), {y, order}, {assignments, m_D}, m_dt, [](ir::Layer& l) { l.axes = {0}; });
+    y = m_b.op(OpKind::Mul, p(i, pre + "combine.weight"), {y, weights}, {assignments, m_D}, m_dt);
+    y = m_b.op(OpKind::Reshape, p(i, pre + "combine.view"), {y}, {tok, k, m_D}, m_dt);
+    y = m_b.op(OpKind::ReduceSum, p(i, pre + "combine"), {y}, {tok, m_D}, m_dt, [](ir::Layer& l) {
+      l.axes = {1};
+      l.keepdims = false;
+    });
+    if (m_SF > 0) {
+      const std::string se = pre + "shared_expert.";
+      int s = gated_mlp(x, p(i, se + "gate_proj"), p(i, se + "up_proj"), p(i, se + "down_proj"), p(i, se), m_SF, false);
+      int sg = unary(OpKind::Sigmoid, linear(x, p(i, pre + "shared_expert_gate"), 1, false), p(i, pre + "shared_expert_gate.sigmoid"));
+      s = m_b.op(OpKind::Mul, p(i, se + "scale"), {s, sg}, {tok, m_D}, m_dt);
+      y = binary(OpKind::ElementWiseAdd, y, s, p(i, pre + "shared_expert.add"));
+    }
+    return m_b.op(OpKind::Reshape, p(i, pre + "unflatten"), {y}, {m_B, m_S, m_D}, m_dt);
+  }
+
+  int llama_mlp(int h, int i) {
+    if (m_m.is_moe_layer(i)) return moe(h, i);
+    return gated_mlp(h, p(i, "mlp.gate_proj"), p(i, "mlp.up_proj"), p(i, "mlp.down_proj"), p(i, "mlp."), m_F, m_m.mlp_bias);
+  }
+
+  // Two matrices with biases and an activation between: GPT-NeoX's and OPT's MLPs.
+  int plain_mlp(int h, const std::string& in, const std::string& out, const std::string& act) {
+    return linear(activate(linear(h, in, m_F, true), act), out, m_D, true);
   }
 
   int block(int x, int i) {
@@ -254,13 +402,32 @@ class Transformer {
         y = linear(y, p(i, "mlp.c_proj"), m_D, true);
         return binary(OpKind::ElementWiseAdd, x, y, p(i, "mlp.add"));
       }
-      case Family::Llama: {  // pre-RMSNorm, SiLU-gated MLP
+      case Family::Llama: {  // pre-RMSNorm, SiLU-gated MLP (or a mixture of experts)
         int y = attention(norm(x, p(i, "input_layernorm")), i);
         x = binary(OpKind::ElementWiseAdd, x, y, p(i, "self_attn.add"));
-        const int h = norm(x, p(i, "post_attention_layernorm"));
-        int g = unary(OpKind::Silu, linear(h, p(i, "mlp.gate_proj"), m_F, false), p(i, "mlp.act_fn"));
-        int u = linear(h, p(i, "mlp.up_proj"), m_F, false);
-        y = linear(binary(OpKind::Mul, g, u, p(i, "mlp.mul")), p(i, "mlp.down_proj"), m_D, false);
+        y = llama_mlp(norm(x, p(i, "post_attention_layernorm")), i);
+        return binary(OpKind::ElementWiseAdd, x, y, p(i, "mlp.add"));
+      }
+      case Family::Gemma2: {  // RMSNorms before and after both attention and MLP
+        int y = norm(attention(norm(x, p(i, "input_layernorm")), i), p(i, "post_attention_layernorm"));
+        x = binary(OpKind::ElementWiseAdd, x, y, p(i, "self_attn.add"));
+        y = norm(llama_mlp(norm(x, p(i, "pre_feedforward_layernorm")), i), p(i, "post_feedforward_layernorm"));
+        return binary(OpKind::ElementWiseAdd, x, y, p(i, "mlp.add"));
+      }
+      case Family::NeoX: {  // x + attn(ln1(x)) + mlp(ln2(x)), or one after the other
+        int y = attention(norm(x, p(i, "input_layernorm")), i);
+        if (m_m.parallel_residual) {
+          int m = plain_mlp(norm(x, p(i, "post_attention_layernorm")), p(i, "mlp.dense_h_to_4h"), p(i, "mlp.dense_4h_to_h"), p(i, "mlp.act"));
+          return binary(OpKind::ElementWiseAdd, binary(OpKind::ElementWiseAdd, m, y, p(i, "attn.add")), x, p(i, "mlp.add"));
+        }
+        x = binary(OpKind::ElementWiseAdd, x, y, p(i, "attn.add"));
+        y = plain_mlp(norm(x, p(i, "post_attention_layernorm")), p(i, "mlp.dense_h_to_4h"), p(i, "mlp.dense_4h_to_h"), p(i, "mlp.act"));
+        return binary(OpKind::ElementWiseAdd, x, y, p(i, "mlp.add"));
+      }
+      case Family::Opt: {  // pre-LN, ReLU MLP
+        int y = attention(norm(x, p(i, "self_attn_layer_norm")), i);
+        x = binary(OpKind::ElementWiseAdd, x, y, p(i, "self_attn.add"));
+        y = plain_mlp(norm(x, p(i, "final_layer_norm")), p(i, "fc1"), p(i, "fc2"), p(i, "activation_fn"));
         return binary(OpKind::ElementWiseAdd, x, y, p(i, "mlp.add"));
       }
     }
@@ -271,9 +438,10 @@ class Transformer {
   GraphBuilder m_b;
   int64_t m_B, m_S, m_N, m_T;
   int m_L;
-  int64_t m_D, m_H, m_Hkv, m_dh, m_F, m_V;
+  int64_t m_D, m_H, m_Hkv, m_dh, m_F, m_V, m_EF, m_SF;
   DType m_dt;
   int m_wte = -1, m_scale = -1, m_mask = -1, m_cos = -1, m_sin = -1;
+  std::map<int64_t, int> m_window_masks;  // key span -> mask
 };
 
 }  // namespace
@@ -290,11 +458,29 @@ std::optional<TransformerShape> transformer_shape(const std::string& model) {
   const Def* d = find_def(model);
   if (!d) return std::nullopt;
   TransformerShape s;
-  s.family = d->family == Family::Bert ? "bert" : d->family == Family::Gpt2 ? "gpt2" : "llama";
-  s.layers = d->layers, s.d = d->d, s.heads = d->heads, s.kv_heads = d->kv_heads > 0 ? d->kv_heads : d->heads;
-  s.ffn = d->ffn, s.vocab = d->vocab, s.eps = d->eps;
+  // Llama's own layout (no biases, MoE, windows, ties or odd head sizes) is what tensor- and
+  // pipeline-parallel pipelines are built for: "llama"; its relatives are named by their layout.
+  const bool plain_llama = d->family == Family::Llama && !d->qkv_bias && !d->o_bias && !d->mlp_bias && !d->tied_embeddings &&
+                           d->experts == 0 && d->sliding_window == 0 && d->head_size() * d->heads == d->d;
+  switch (d->family) {
+    case Family::Bert: s.family = "bert"; break;
+    case Family::Gpt2: s.family = "gpt2"; break;
+    case Family::Llama: s.family = plain_llama ? "llama" : d->experts > 0 ? "llama-moe" : "llama-variant"; break;
+    case Family::Gemma2: s.family = "gemma2"; break;
+    case Family::NeoX: s.family = "neox"; break;
+    case Family::Opt: s.family = "opt"; break;
+  }
+  s.architecture = d->architecture;
+  s.layers = d->layers, s.d = d->d, s.heads = d->heads, s.kv_heads = d->kv_head_count();
+  s.ffn = d->ffn, s.vocab = d->vocab, s.eps = d->eps, s.head_dim = d->head_size();
   s.context = d->context > 0 ? d->context : d->max_pos;
   s.rotary = d->max_pos == 0;
+  s.sliding_window = d->sliding_window;
+  s.experts = d->experts, s.experts_per_token = d->experts_per_token;
+  s.parameters = parameter_count(*d), s.active_parameters = parameter_count(*d, true);
+  Def no_layers = *d;
+  no_layers.layers = 0;
+  s.outside_layers = parameter_count(no_layers);
   return s;
 }
 
@@ -311,7 +497,7 @@ ir::Graph make_transformer(const ZooOptions& o) {
   if (o.kv_len < 0 || o.kv_len > kMaxTokens)
     throw InputError("zoo", "kv-len", "kv-len must be in 0.." + std::to_string(kMaxTokens) + ", got " + std::to_string(o.kv_len));
   if (o.kv_len > 0 && m->family == Family::Bert)
-    throw InputError("zoo", "kv-len", o.model + " is an encoder without a K/V cache: --kv-len applies to the decoders (gpt2*, gpt3*, llama*)");
+    throw InputError("zoo", "kv-len", o.model + " is an encoder without a K/V cache: --kv-len applies to the decoders (gpt2*, gpt3*, llama*, configs)");
   const int seq = o.seq != 0 ? o.seq : o.kv_len > 0 ? 1 : 128;
   if (seq < 1 || seq > kMaxTokens)
     throw InputError("zoo", "seq", "seq must be in 1.." + std::to_string(kMaxTokens) + ", got " + std::to_string(seq));
@@ -322,10 +508,12 @@ ir::Graph make_transformer(const ZooOptions& o) {
   if (o.layers < 0 || o.layers > m->layers)
     throw InputError("zoo", "layers", o.model + " has " + std::to_string(m->layers) + " layers; --layers must be in 1.." +
                                           std::to_string(m->layers) + " (0: all), got " + std::to_string(o.layers));
-  const int kv_heads = m->kv_heads > 0 ? m->kv_heads : m->heads;
-  if (o.shard < 1 || m->heads % o.shard != 0 || kv_heads % o.shard != 0 || m->ffn % o.shard != 0 || m->vocab % o.shard != 0)
+  const int kv_heads = m->kv_head_count();
+  if (o.shard < 1 || m->heads % o.shard != 0 || kv_heads % o.shard != 0 || m->ffn % o.shard != 0 || m->vocab % o.shard != 0 ||
+      m->expert_ffn % o.shard != 0 || m->shared_ffn % o.shard != 0)
     throw InputError("zoo", "shard", "--shard " + std::to_string(o.shard) + " must divide " + o.model + "'s heads (" + std::to_string(m->heads) +
                                          "), K/V heads (" + std::to_string(kv_heads) + "), FFN width (" + std::to_string(m->ffn) +
+                                         (m->experts > 0 ? "), expert width (" + std::to_string(m->expert_ffn) : std::string()) +
                                          ") and vocabulary (" + std::to_string(m->vocab) + ")");
   Transformer t(*m, o, seq, o.kv_len, o.layers == 0 ? m->layers : o.layers, dt, o.shard);
   return t.build();

@@ -46,13 +46,21 @@ std::vector<std::string> model_names();
 std::vector<std::string> transformer_names();
 bool is_transformer(const std::string& model);
 
-// A transformer's shape (Hugging Face config): nullopt for an unknown model.
+// A transformer's shape (Hugging Face config): nullopt for an unknown model. The model may be a
+// zoo name or the path of a Hugging Face config.json (hf_config.h); a malformed config is an
+// InputError naming it.
 struct TransformerShape {
-  std::string family;  // "bert", "gpt2", "llama"
+  std::string family;  // "bert", "gpt2", "llama" (Llama's layout: what pipelines are built for), "gemma2", "neox", "opt"
+  std::string architecture;  // a config's architectures[0] ("" for zoo entries)
   int layers = 0, d = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0;
+  int head_dim = 0;     // per head (Gemma 2 sets it apart from d / heads)
   double eps = 1e-5;
   int context = 0;      // tokens a sequence may hold (max_position_embeddings)
   bool rotary = false;  // rotary positions (RoPE): a context may be stretched by RoPE scaling
+  int sliding_window = 0;  // keys a windowed layer attends (0: none)
+  int experts = 0, experts_per_token = 0;  // mixture of experts (0: dense)
+  int64_t parameters = 0, active_parameters = 0;  // as a checkpoint stores them; active: top-k experts
+  int64_t outside_layers = 0;  // of parameters: embeddings, positions, the head, the final norm
 };
 std::optional<TransformerShape> transformer_shape(const std::string& model);
 

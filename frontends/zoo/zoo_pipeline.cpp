@@ -230,8 +230,9 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, int tp, int p
   const auto shape = transformer_shape(o.model);
   if (!shape) throw InputError("zoo", "model", "unknown transformer '" + o.model + "' (--tp and --pp take llama2-7b, llama2-13b, llama2-70b, llama3-8b)");
   if (shape->family != "llama")
-    throw InputError("zoo", "--tp", "tensor- and pipeline-parallel pipelines are written for the Llama models (llama2-7b, llama2-13b, llama2-70b, llama3-8b); " +
-                                        o.model + " is not one");
+    throw InputError("zoo", "--tp", "tensor- and pipeline-parallel pipelines are written for Llama's own layout (llama2-7b, llama2-13b, llama2-70b, llama3-8b, "
+                                        "a LlamaForCausalLM config.json); " + o.model + " is not one" +
+                                        (shape->architecture.empty() ? std::string() : " (" + shape->architecture + ", layout " + shape->family + ")"));
   if (tp < 1 || pp < 1 || int64_t{tp} * pp > kMaxDevices)
     throw InputError("zoo", "--tp", "--tp and --pp must be at least 1 with tp x pp <= " + std::to_string(kMaxDevices) + " devices");
   for (const auto& [what, n] : std::vector<std::pair<std::string, int>>{{"attention heads", shape->heads},

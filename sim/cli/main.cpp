@@ -64,7 +64,7 @@ static int sim_main(int argc, char** argv) {
   auto* zoo_cmd = app.add_subcommand("zoo", "write a Frontend IR for a known network or one operation");
   zoo_cmd->add_option("model", zoo.args,
                       "resnet18|resnet34|resnet50|resnet101|resnet152|vgg16|vgg19|mobilenetv2|bert-base|bert-large|"
-                      "gpt2|gpt2-medium|gpt2-large|gpt2-xl|gpt3-xl|gpt3-2.7b|llama2-7b|llama2-13b|llama2-70b|llama3-8b, or: op OP key=value ... (one operation, e.g. op matmul m=512 n=4096 k=4096)")
+                      "gpt2|gpt2-medium|gpt2-large|gpt2-xl|gpt3-xl|gpt3-2.7b|llama2-7b|llama2-13b|llama2-70b|llama3-8b, a Hugging Face config: hf PATH/config.json (docs/llm_models.md), or: op OP key=value ... (one operation, e.g. op matmul m=512 n=4096 k=4096)")
       ->required();
   zoo_cmd->add_option("--batch", zoo.batch, "batch size (zoo op: default of n= / b=)")->capture_default_str();
   zoo_cmd->add_option("--dtype", zoo.dtype, "int8, fp16 or fp32, and bf16 for transformers and ops (default: int8 for CNNs, fp16 for transformers and ops)");

@@ -48,7 +48,7 @@ std::function<int()> add_llm_command(CLI::App& app) {
   auto o = std::make_shared<LlmCliOptions>();
   auto* cmd = app.add_subcommand("llm", "serve LLM requests (a static batch, or continuous batching of arrivals): prefill, then "
                                         "decode steps with a growing KV cache; TTFT, TPOT, tokens/s (docs/llm.md)");
-  cmd->add_option("model", o->model, "gpt2*, gpt3*, llama2-7b, llama2-13b, llama2-70b, llama3-8b (or --prefill and --decode pipeline files)");
+  cmd->add_option("model", o->model, "gpt2*, gpt3*, llama2-7b, llama2-13b, llama2-70b, llama3-8b, a Hugging Face config.json (docs/llm_models.md), or --prefill and --decode pipeline files");
   cmd->add_option("--prefill", o->serving.prefill_pipeline, "a runtime's prefill pass as a pipeline file (with --decode, on a system)");
   cmd->add_option("--decode", o->serving.decode_pipeline, "a runtime's decode-step pipeline file (with --prefill)");
   cmd->add_option("--hw", o->hw, "GPU or NPU config, or a system (with --tp / --pp)")->required();

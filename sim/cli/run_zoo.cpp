@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "frontends/frontend_ir/frontend_ir_writer.h"
+#include "frontends/zoo/hf_config.h"
 #include "frontends/zoo/zoo.h"
 #include "sim/cli/commands.h"
 #include "sim/ir/error.h"
@@ -30,7 +31,13 @@ nlohmann::ordered_json zoo_op(const ZooCliOptions& o) {
   return frontends::write_frontend_ir(frontends::zoo::make_op_graph(w));
 }
 
-nlohmann::ordered_json zoo_model(const ZooCliOptions& o) {
+nlohmann::ordered_json zoo_model(ZooCliOptions o) {
+  // `sim zoo hf PATH/config.json`: a Hugging Face config (any model name ending in .json too).
+  if (o.args[0] == "hf") {
+    if (o.args.size() != 2 || !frontends::zoo::is_hf_config_path(o.args[1]))
+      throw InputError("zoo", "hf", "give one Hugging Face config.json: sim zoo hf PATH/config.json");
+    o.args.erase(o.args.begin());
+  }
   if (o.args.size() > 1)
     throw InputError("zoo", "model", "unexpected argument '" + o.args[1] + "' after the model " + o.args[0] +
                                          " (one operation: sim zoo op OP key=value ...)");

@@ -208,7 +208,7 @@ ServingRecord run_static(const ServeRequest& o) {
   if (o.model.empty()) throw InputError("sim llm", "model", "give a zoo model, or --prefill and --decode pipeline files");
   const auto shape = frontends::zoo::transformer_shape(o.model);
   if (!shape || shape->family == "bert")
-    throw InputError("sim llm", "model", "'" + o.model + "' is not a decoder LLM of the zoo (gpt2*, gpt3*, llama*)");
+    throw InputError("sim llm", "model", "'" + o.model + "' is not a decoder LLM of the zoo (gpt2*, gpt3*, llama*) or a Hugging Face config.json");
   if (o.input < 1 || o.output < 1 || o.input + o.output > (1 << 20))
     throw InputError("sim llm", "--input/--output", "input and output tokens must be at least 1, together at most 2^20");
   Setup su;
@@ -234,7 +234,8 @@ ServingRecord run_static(const ServeRequest& o) {
   su.layers = o.layers == 0 ? shape->layers : o.layers;
   if (o.layers < 0 || o.layers > shape->layers)
     throw InputError("sim llm", "--layers", o.model + " has " + std::to_string(shape->layers) + " layers; got " + std::to_string(o.layers));
-  ModelShape ms{su.layers, shape->d, shape->heads, shape->kv_heads, shape->ffn, shape->vocab};
+  ModelShape ms{su.layers, shape->d, shape->heads, shape->kv_heads, shape->ffn, shape->vocab, shape->head_dim,
+                static_cast<double>(shape->parameters), static_cast<double>(shape->outside_layers), shape->layers};
   su.mem = model_memory(ms, static_cast<double>(ir::dtype_bytes(su.dt)), o.tp, o.pp);
   su.cap_key = su.gpu ? "gpu.hbm.capacity_gib" : "memory.dram.capacity_gib";
   su.capacity = su.hw.get_double(su.cap_key) * (1 << 30);

@@ -14,10 +14,12 @@
 namespace npusim::llm {
 
 ModelMemory model_memory(const ModelShape& m, double dtype_bytes, int tp, int pp) {
-  const double dh = static_cast<double>(m.d) / m.heads;
+  const double dh = m.head_dim > 0 ? m.head_dim : static_cast<double>(m.d) / m.heads;
   // Per layer: q and o (d x d), k and v (d x Hkv dh), gate, up, down (3 d x ffn), two norms.
-  const double per_layer = 2.0 * m.d * m.d + 2.0 * m.d * m.kv_heads * dh + 3.0 * m.d * m.ffn + 2.0 * m.d;
-  const double params = m.layers * per_layer + 2.0 * m.vocab * m.d + m.d;  // + embedding, lm_head, final norm
+  const double per_layer = m.parameters > 0 ? (m.parameters - m.outside_layers) / m.all_layers
+                                            : 2.0 * m.d * m.d + 2.0 * m.d * m.kv_heads * dh + 3.0 * m.d * m.ffn + 2.0 * m.d;
+  // + embedding, lm_head, final norm
+  const double params = m.layers * per_layer + (m.parameters > 0 ? m.outside_layers : 2.0 * m.vocab * m.d + m.d);
   ModelMemory r;
   r.weight_bytes = params * dtype_bytes / (static_cast<double>(tp) * pp);
   r.kv_bytes_per_token = 2.0 * std::ceil(static_cast<double>(m.layers) / pp) * (m.kv_heads / tp) * dh * dtype_bytes;

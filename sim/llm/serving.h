@@ -20,6 +20,11 @@ struct ModelMemory {
 };
 struct ModelShape {
   int layers = 0, d = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0;
+  int head_dim = 0;  // 0: d / heads
+  // The exact count of the whole model (frontends/zoo parameter_count) and its part outside the
+  // layers (embeddings, head, final norm); 0: Llama's layout counted from the shape.
+  double parameters = 0, outside_layers = 0;
+  int all_layers = 0;  // the layers `parameters` counts (layers may keep fewer)
 };
 ModelMemory model_memory(const ModelShape& m, double dtype_bytes, int tp, int pp);
 

@@ -226,7 +226,7 @@ TEST(SweepCli, AServingSweepRunsSimLlmPerPoint) {
   const std::string d = scratch_dir("sweep_serving");
   std::ofstream(d + "/s.yaml") << "hw: gpu_h100\nworkloads:\n  - llm: gpt2\n    input: 128\n    output: 128\n"
                                << "    requests: 30\n    arrival_rate: 400\n    max_batch_tokens: 512\n    seed: 2\n"
-                               << "axes:\n  gpu.hbm.capacity_gib: [0.4]\n  serving.preempt: [false, true]\n";
+                               << "axes:\n  gpu.hbm.capacity_gib: [0.27]\n  serving.preempt: [false, true]\n";
   auto r = run_sim("sweep '" + d + "/s.yaml' -q -j 2 -o '" + d + "/out'");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string csv = read_text(d + "/out/results.csv");
@@ -240,7 +240,7 @@ TEST(SweepCli, AServingSweepRunsSimLlmPerPoint) {
   EXPECT_EQ(rows[0]["workload"], "llm:gpt2:input=128:output=128:requests=30:arrival_rate=400:max_batch_tokens=512:seed=2");
   EXPECT_GT(rows[0]["ttft_ms"].get<double>(), rows[1]["ttft_ms"].get<double>());  // preemption runs more at once
   // The same run as `sim llm` with the point's options gives the same TTFT.
-  r = run_sim("llm gpt2 --hw gpu_h100 --set gpu.hbm.capacity_gib=0.4 --input 128 --output 128 --requests 30 --arrival-rate 400 "
+  r = run_sim("llm gpt2 --hw gpu_h100 --set gpu.hbm.capacity_gib=0.27 --input 128 --output 128 --requests 30 --arrival-rate 400 "
               "--max-batch-tokens 512 --seed 2 --preempt -q --report '" + d + "/one.json'");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(nlohmann::json::parse(read_text(d + "/one.json"))["totals"]["ttft_ms"], rows[1]["ttft_ms"]);
