@@ -4,6 +4,7 @@
 // their declarations, not their formulas. Only the top-level keys are declared here.
 #include "sim/config/hw_config.h"
 
+#include "models/gpu/gpu_power.h"
 #include "models/gpu/gpu_timing.h"
 #include "models/interconnect/noc.h"
 #include "models/memory/dram_timing.h"
@@ -42,6 +43,7 @@ const std::vector<const std::vector<ParamDecl>*>& unit_param_lists() {
       &mapping::HostParams::params(),
       &models::EnergyParams::params(),
       &models::GpuParams::params(),
+      &models::GpuPowerParams::params(),
   };
   return lists;
 }

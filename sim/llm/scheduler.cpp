@@ -54,6 +54,7 @@ struct Seq {
 struct Planned {
   double ns = -1;  // < 0: nothing can run until more requests arrive
   bool prompt = false;
+  double power_w = 0;  // the device's power during it (0: not modelled)
 };
 
 // One scheduler (one vLLM engine): the requests given to it as they arrive, in arrival order.
@@ -78,6 +79,8 @@ class Engine {
   bool has_waiting(size_t k = 0) const { return next_ + k < queue_.size(); }
   size_t waiting(size_t k = 0) const { return queue_[next_ + k]; }
   void finished(size_t id, double t) { res_.requests[id].finish_ns = t, ++done_; }
+  double prompt_power(int64_t tokens) const { return cost_.prompt_power_w ? cost_.prompt_power_w(tokens) : 0; }
+  double decode_power(int batch) const { return cost_.decode_power_w ? cost_.decode_power_w(batch) : 0; }
   // Sequence s has given its last token at t: its blocks are freed.
   void finish_seq(const Seq& s, double t) { finished(s.id, t), blocks_.release(s.blocks); }
   // Preempts the newest admitted sequence: its blocks freed, resumed later in arrival order by
@@ -138,7 +141,7 @@ class PrefillFirst : public Engine {
       admit_.push_back(s);
       (resumed_ < preempted_.size() ? resumed_ : arrived_) += 1;
     }
-    if (!admit_.empty()) return {cost_.prefill_ns(tokens, static_cast<int>(admit_.size())), true};
+    if (!admit_.empty()) return {cost_.prefill_ns(tokens, static_cast<int>(admit_.size())), true, prompt_power(tokens)};
     if (admitted_.empty()) {
       if (!preempted_.empty()) throw InternalError("serve_continuous: preempted requests that cannot be resumed on an empty cache");
       return {};
@@ -152,7 +155,8 @@ class PrefillFirst : public Engine {
     while (admitted_.size() > 1 && !blocks_.fits(need())) preempt_newest();
     double kv = 0;
     for (const Seq& s : admitted_) kv += static_cast<double>(s.kv);
-    return {cost_.decode_ns(static_cast<int>(admitted_.size()), kv / static_cast<double>(admitted_.size())), false};
+    return {cost_.decode_ns(static_cast<int>(admitted_.size()), kv / static_cast<double>(admitted_.size())), false,
+            decode_power(static_cast<int>(admitted_.size()))};
   }
   void finish(double t) override {
     if (!admit_.empty()) {
@@ -248,7 +252,7 @@ class Chunked : public Engine {
     double kv = 0;
     for (size_t i : decodes_) kv += static_cast<double>(admitted_[i].kv);
     return {cost_.mixed_ns(prompt_tokens_, static_cast<int>(decodes_.size()), decodes_.empty() ? 0.0 : kv / static_cast<double>(decodes_.size())),
-            prompt_tokens_ > 0};
+            prompt_tokens_ > 0, prompt_tokens_ > 0 ? prompt_power(prompt_tokens_) : decode_power(static_cast<int>(decodes_.size()))};
   }
   void finish(double t) override {
     if (prompt_tokens_ > 0) ++res_.mixed_steps;
@@ -360,6 +364,7 @@ ContinuousResult serve_continuous(const std::vector<Request>& reqs, const Schedu
     }
     free_at[v] = end;
     pending[v] = 1;
+    res.busy_ns += p.ns, res.busy_energy_j += p.power_w * p.ns * 1e-9;
   }
   return res;
 }

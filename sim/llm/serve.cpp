@@ -21,6 +21,8 @@
 #include <thread>
 
 #include "frontends/pipeline/pipeline_reader.h"
+#include "models/gpu/gpu_power.h"
+#include "models/npu/energy_params.h"
 #include "frontends/zoo/zoo.h"
 #include "sim/config/system_config.h"
 #include "sim/ir/dtype.h"
@@ -165,6 +167,30 @@ nlohmann::ordered_json step_json(const Pass& p, bool on_system) {
   return s;
 }
 
+// Energy (docs/energy.md#serving): a pass's average power, and the device's power with nothing
+// to run (a GPU's idle power, an NPU's static power). Modelled when every pass has energy.
+bool energy_modelled(const std::vector<Pass>& passes) {
+  for (const Pass& p : passes)
+    if (p.run.energy_uj < 0) return false;
+  return !passes.empty();
+}
+double pass_power_w(const Pass& p) { return p.run.ns > 0 ? p.run.energy_uj * 1e3 / p.run.ns : 0; }  // uJ / us
+double idle_power_w(const Setup& su) {
+  if (su.on_system) return 0;
+  return su.gpu ? models::GpuPowerParams::read(su.hw).idle_w : models::EnergyParams::read(su.hw).static_w;
+}
+
+// The report's "energy" object: joules, average power, output tokens per joule (per device: a
+// system's devices each hold one shard).
+nlohmann::ordered_json energy_json(bool modelled, double joules, double seconds, double output_tokens, int devices) {
+  if (!modelled) return {{"modelled", false}};
+  return {{"modelled", true},
+          {"energy_j", joules},
+          {"average_power_w", seconds > 0 ? joules / seconds : 0.0},
+          {"output_tokens_per_j", joules > 0 ? output_tokens / joules : 0.0},
+          {"output_tokens_per_j_per_device", joules > 0 ? output_tokens / joules / devices : 0.0}};
+}
+
 nlohmann::ordered_json latency_json(const Metrics& m) {
   return {{"ttft", {{"mean", m.ttft_mean_ns / 1e6}, {"p50", m.ttft_p50_ns / 1e6}, {"p90", m.ttft_p90_ns / 1e6}, {"p99", m.ttft_p99_ns / 1e6}}},
           {"e2e", {{"mean", m.e2e_mean_ns / 1e6}, {"p50", m.e2e_p50_ns / 1e6}, {"p90", m.e2e_p90_ns / 1e6}, {"p99", m.e2e_p99_ns / 1e6}}}};
@@ -280,6 +306,12 @@ ServingRecord run_static(const ServeRequest& o) {
     if (p.phase == "decode") step_ns.push_back(p.run.ns);
   const double decode_total = kv.empty() ? 0 : sum_interpolated(kv, step_ns, o.input, o.input + o.output - 2);
   const Metrics m = static_metrics(plan, o.output, passes[0].run.ns, decode_total);
+  // Energy: each wave's prefill pass, and its decode steps at the decode passes' average power.
+  const bool powered = energy_modelled(passes);
+  double decode_uj = 0, decode_ns = 0;
+  for (const Pass& p : passes)
+    if (p.phase == "decode") decode_uj += p.run.energy_uj, decode_ns += p.run.ns;
+  const double wave_j = (passes[0].run.energy_uj + (decode_ns > 0 ? decode_total * decode_uj / decode_ns : 0)) * 1e-6;
 
   nlohmann::ordered_json j;
   j["workload"] = {{"model", o.model}, {"batch", o.batch}, {"input_tokens", o.input}, {"output_tokens", o.output},
@@ -288,6 +320,7 @@ ServingRecord run_static(const ServeRequest& o) {
                    {"device", gpu ? "gpu" : "npu"}, {"devices", devices}, {"tp", o.tp}, {"pp", o.pp}};
   j["totals"] = totals_json(m, su);
   j["latency_ms"] = latency_json(m);
+  j["energy"] = energy_json(powered, plan.waves * wave_j, m.total_ns * 1e-9, static_cast<double>(o.batch) * static_cast<double>(o.output), devices);
   const double gib = 1 << 30;
   j["memory"] = {{"capacity_gib", capacity / gib}, {"weights_gib", mem.weight_bytes / gib},
                  {"kv_cache_gib_per_request", plan.kv_bytes_per_request / gib}, {"prefill_activations_gib", plan.activation_bytes / gib},
@@ -443,8 +476,25 @@ ServingRecord run_continuous(const ServeRequest& o, const Setup& su) {
     return sum;
   };
   if (so.virtual_engines > 1) cost.prompt_stage_shares = shares(true), cost.decode_stage_shares = shares(false);
+  // Power over the same surface as time: prefill passes by tokens, decode passes by batch
+  // (averaged over their two KV lengths).
+  const bool powered = energy_modelled(passes);
+  std::vector<double> pw, dbx, dw;
+  std::map<int, std::pair<double, int>> dpow;
+  for (const Pass& p : passes) {
+    if (p.phase == "prefill") pw.push_back(pass_power_w(p));
+    else dpow[p.batch].first += pass_power_w(p), dpow[p.batch].second += 1;
+  }
+  for (const auto& [b, v] : dpow) dbx.push_back(b), dw.push_back(v.first / v.second);
+  if (powered) {
+    cost.prompt_power_w = [&](int64_t tokens) { return std::max(lin(ptok, pw, static_cast<double>(tokens)), 0.0); };
+    cost.decode_power_w = [&](int batch) { return std::max(dbx.size() == 1 ? dw[0] : lin(dbx, dw, batch), 0.0); };
+  }
   const ContinuousResult res = serve_continuous(reqs, so, cost);
   const Metrics m = continuous_metrics(res);
+  int64_t output_tokens = 0;
+  for (const Request& q : reqs) output_tokens += q.output;
+  const double energy_j = res.busy_energy_j + idle_power_w(su) * std::max(0.0, m.total_ns - res.busy_ns) * 1e-9;
 
   const double gib = 1 << 30;
   nlohmann::ordered_json j;
@@ -460,6 +510,7 @@ ServingRecord run_continuous(const ServeRequest& o, const Setup& su) {
                    {"device", su.gpu ? "gpu" : "npu"}, {"devices", su.devices}, {"tp", o.tp}, {"pp", o.pp}};
   j["totals"] = totals_json(m, su);
   j["latency_ms"] = latency_json(m);
+  j["energy"] = energy_json(powered, energy_j, m.total_ns * 1e-9, static_cast<double>(output_tokens), su.devices);
   j["memory"] = {{"capacity_gib", su.capacity / gib}, {"weights_gib", su.mem.weight_bytes / gib}, {"kv_cache_capacity_gib", so.kv_capacity_bytes / gib},
                  {"peak_kv_cache_gib", res.peak_kv_bytes / gib}};
   const char* policy =

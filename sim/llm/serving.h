@@ -83,6 +83,11 @@ struct StepCost {
   // Chunked prefill: one step of `prompt_tokens` prompt tokens (chunks of one or more prompts)
   // beside `decodes` requests decoding one token each, their KV lengths averaging kv_mean.
   std::function<double(int64_t prompt_tokens, int decodes, double kv_mean)> mixed_ns;
+  // The device's power during a step holding `prompt_tokens` prompt tokens (prefill or mixed)
+  // and during a decode-only step of `batch` requests (docs/energy.md#serving); unset: energy not
+  // modelled.
+  std::function<double(int64_t prompt_tokens)> prompt_power_w;
+  std::function<double(int batch)> decode_power_w;
   // With virtual engines (SchedulerOptions::virtual_engines > 1): the pipeline stages a step
   // passes through, as shares of its time (summing to 1), for steps holding prompt tokens and
   // for decode-only steps. Empty: one stage.
@@ -124,6 +129,7 @@ struct ContinuousResult {
   int preemptions = 0;  // on_demand_blocks: requests preempted (each recomputed later)
   double peak_kv_bytes = 0;
   int peak_running = 0;
+  double busy_ns = 0, busy_energy_j = 0;  // every step's time, and its time x power (StepCost::*_power_w)
 };
 // vLLM's scheduler (sim/llm/scheduler.cpp). Without preemption: whenever requests wait and
 // their blocks fit, a prefill step takes them in arrival order (up to max_batch_tokens prompt

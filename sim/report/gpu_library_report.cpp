@@ -52,6 +52,13 @@ const std::vector<LibraryField>& library_fields() {
       {"hbm_bytes", "bytes", "HBM traffic of every kernel", [](const R& r) { return J(std::llround(r.hbm_bytes)); }, kInSweep},
       {"kernels", "", "kernels launched", [](const R& r) { return J(r.kernels); }, kInSweep},
       {"num_sms", "SMs", "gpu.num_sms", [](const R& r) { return J(r.num_sms); }, kInSweep},
+      {"energy_uj", "uJ", "each kernel's board power x its time, and idle power over the gaps (empty when gpu.power.tdp_w is unset; docs/energy.md#gpus)",
+       [](const R& r) { return r.power_modelled ? J(r.energy_uj) : J(nullptr); }, kInTotals | kInSweep},
+      {"average_power_w", "W", "energy_uj / time_us",
+       [](const R& r) { return r.power_modelled && r.total_us > 0 ? J(r.energy_uj / r.total_us) : J(nullptr); }, kInTotals | kInSweep},
+      {"inferences_per_j", "1/J", "the workload's batch / energy",
+       [](const R& r) { return r.power_modelled && r.energy_uj > 0 ? J(r.batch / (r.energy_uj * 1e-6)) : J(nullptr); },
+       kInTotals | kInSweep},
   };
   return f;
 }
@@ -83,6 +90,9 @@ const std::vector<KernelField>& library_kernel_fields() {
       {"bound", "", "the term that decided most of its time: math, smem, latency, l2, hbm... (a core key)",
        [](const K& k) { return J(k.bound); }},
       {"bound_share", "fraction", "the share of its time that term decided", [](const K& k) { return J(round3(k.bound_share)); }},
+      {"power_w", "W", "board power while it runs: idle + (TDP - idle) x min(1, flops/peak + bytes/HBM rate) (0: not modelled)",
+       [](const K& k) { return J(round3(k.power_w)); }},
+      {"energy_uj", "uJ", "power_w x time_us", [](const K& k) { return J(round3(k.energy_uj)); }},
   };
   return f;
 }
@@ -105,7 +115,11 @@ std::string format_library_table(const LibraryReport& r) {
     << " row kernels (" << r.kernels << " kernels, "
     << r.distinct_kernels << " distinct)\n";
   o << "time: " << fmt("%.2f", r.total_us) << " us (kernels " << fmt("%.2f", r.kernel_us) << " us + launch and gaps "
-    << fmt("%.2f", r.launch_us) << " us)\n\n";
+    << fmt("%.2f", r.launch_us) << " us)\n";
+  if (r.power_modelled && r.total_us > 0)
+    o << "energy: " << fmt("%.1f", r.energy_uj) << " uJ, " << fmt("%.1f", r.energy_uj / r.total_us) << " W average, "
+      << fmt("%.1f", r.batch / (r.energy_uj * 1e-6)) << " inferences/J\n";
+  o << "\n";
   o << "    #  class        start_us   time_us  share   TFLOPS   HBM_MB  bound    schedule                  ops\n";
   for (const LibraryKernelRow& k : r.rows) {
     char line[1024];

@@ -22,6 +22,7 @@ struct LibraryKernelRow {
   double macs = 0, flops = 0, tflops = 0, hbm_bytes = 0, min_bytes = 0;
   double bound_share = 0;
   int candidates = 1;
+  double power_w = 0, energy_uj = 0;  // board power while it runs (docs/energy.md#gpus); 0: not modelled
 };
 
 struct LibraryReport {
@@ -34,6 +35,9 @@ struct LibraryReport {
   double kernel_us = 0;    // the kernels' own time, summed
   double launch_us = 0;    // the rest: launches, gaps, host-bound waits
   double macs = 0, flops = 0, hbm_bytes = 0;
+  bool power_modelled = false;  // gpu.power.tdp_w is set
+  double energy_uj = 0;         // the kernels' energy and idle power over the gaps between them
+  int batch = 1;                // inferences in the run: inferences_per_j
   int kernels = 0, distinct_kernels = 0;
   std::vector<LibraryKernelRow> rows;
   std::vector<std::pair<std::string, double>> time_by_class;  // kernel class -> us, largest first

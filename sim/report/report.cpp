@@ -85,7 +85,9 @@ std::string format_table(const RunReport& r) {
     o << " (of npu_cycles; dma over its channels)\n";
   }
   if (r.multicore.cores > 1) o << format_multicore(r);
-  if (r.energy_uj > 0) o << fmt("energy: %.1f uJ\n", r.energy_uj);
+  if (r.energy_uj > 0)
+    o << fmt("energy: %.1f uJ, ", r.energy_uj) << fmt("%.2f W average, ", average_power_w(r))
+      << fmt("%.1f inferences/J\n", r.batch / (r.energy_uj * 1e-6));
   // Ops the producer could only describe by FLOPs and bytes are estimates: say how much.
   int opaque = 0;
   int64_t opaque_cycles = 0;
@@ -182,9 +184,14 @@ const std::vector<LayerField>& layer_fields() {
       {"k_chunks", "", "output-channel chunks of the mapping", [](const LayerRow& l) { return J(l.k_chunks); }},
       {"batch_groups", "", "groups of images the layer ran on (docs/mapping.md (batch groups))", [](const LayerRow& l) { return J(l.batch_groups); }},
       {"bound", "", "compute, memory, vector or host", [](const LayerRow& l) { return J(l.bound); }},
-      {"energy_uj", "uJ", "MACs, DRAM and SRAM bytes times the energy.* coefficients (0 when unset)", [](const LayerRow& l) { return J(l.energy_uj); }, kInRows, true},
+      {"energy_uj", "uJ", "the layer's events at the energy.* costs and the static power over its cycles (0 when unset)", [](const LayerRow& l) { return J(l.energy_uj); }, kInRows, true},
   };
   return f;
+}
+
+double average_power_w(const RunReport& r) {
+  const double us = r.clock_mhz > 0 ? static_cast<double>(r.npu_cycles + r.host_cycles) / r.clock_mhz : 0;
+  return us > 0 ? r.energy_uj / us : 0;  // uJ / us = W
 }
 
 std::string dominant_bound(const RunReport& r) {
@@ -225,10 +232,21 @@ const std::vector<RunField>& run_fields() {
        [](const RunReport& r) { return J(r.dram_read_bytes + r.dram_write_bytes); }, kInTotals | kInSweep},
       {"bound", "", "the layer bound with the most cycles (compute, memory, vector, host; ties to the earlier)",
        [](const RunReport& r) { return J(dominant_bound(r)); }, kInTotals | kInSweep},
-      {"energy_uj", "uJ", "MACs, DRAM and SRAM bytes at the energy.* costs (0 when none is set)",
+      {"energy_uj", "uJ", "every unit's events at the energy.* costs and the static power over the run (0 when none is set; docs/energy.md)",
        [](const RunReport& r) { return J(r.energy_uj); }, kInTotals},
       {"energy_uj", "uJ", "as in totals; empty when no energy.* cost is set",
        [](const RunReport& r) { return r.energy_modelled ? J(r.energy_uj) : J(nullptr); }, kInSweep},
+      {"energy_pe_array_uj", "uJ", "MACs x energy.pj_per_mac (by dtype)", [](const RunReport& r) { return J(r.energy.pe_array_uj); }, kInTotals},
+      {"energy_vector_uj", "uJ", "vector busy cycles x lanes x energy.pj_per_vector_lane_cycle",
+       [](const RunReport& r) { return J(r.energy.vector_uj); }, kInTotals},
+      {"energy_sram_uj", "uJ", "layer input and output bytes x energy.pj_per_sram_byte", [](const RunReport& r) { return J(r.energy.sram_uj); }, kInTotals},
+      {"energy_dram_uj", "uJ", "DRAM bytes x energy.pj_per_dram_byte", [](const RunReport& r) { return J(r.energy.dram_uj); }, kInTotals},
+      {"energy_static_uj", "uJ", "energy.static_w x (NPU + host time)", [](const RunReport& r) { return J(r.energy.static_uj); }, kInTotals},
+      {"average_power_w", "W", "energy_uj / (NPU + host time) (empty when no energy is modelled)",
+       [](const RunReport& r) { return r.energy_modelled ? J(average_power_w(r)) : J(nullptr); }, kInTotals | kInSweep},
+      {"inferences_per_j", "1/J", "the workload's batch / energy (empty when no energy is modelled)",
+       [](const RunReport& r) { return r.energy_modelled && r.energy_uj > 0 ? J(r.batch / (r.energy_uj * 1e-6)) : J(nullptr); },
+       kInTotals | kInSweep},
   };
   return f;
 }

@@ -88,6 +88,11 @@ struct CommandSpan {
   int64_t macs = 0;   // pe_array: multiply-accumulates
 };
 
+// Energy of a run by unit, in uJ (docs/energy.md).
+struct EnergyUse {
+  double pe_array_uj = 0, vector_uj = 0, sram_uj = 0, dram_uj = 0, static_uj = 0;
+};
+
 struct RunReport {
   std::string workload, hw_name, hw_source;
   double clock_mhz = 0;
@@ -99,8 +104,10 @@ struct RunReport {
   int64_t total_macs = 0;
   int64_t dram_read_bytes = 0, dram_write_bytes = 0;
   double pe_utilization = 0;
-  double energy_uj = 0;
+  double energy_uj = 0;             // every layer's: the sum of energy's parts
   bool energy_modelled = false;     // some energy.* cost is set (else energy is not reported in sweeps)
+  EnergyUse energy;                 // by unit (docs/energy.md)
+  int batch = 1;                    // inferences in the run (the workload's batch): inferences_per_j
   int64_t pe_count = 0;             // PE array rows x cols x cores
   int64_t l2_size_bytes = 0;        // every core's L2
   std::vector<std::pair<std::string, std::string>> config;  // resolved hardware parameters
@@ -108,6 +115,9 @@ struct RunReport {
   MulticoreUse multicore;           // cores > 1: filled by run::simulate_npu_workload
   std::vector<CommandSpan> commands;  // every command but joins, in program order (the trace)
 };
+
+// energy_uj over the run's NPU and host time, in W.
+double average_power_w(const RunReport& r);
 
 // The bound with the most layer cycles (compute, memory, vector, host; ties to the earlier).
 std::string dominant_bound(const RunReport& r);

@@ -58,6 +58,7 @@ std::string RunSummary::to_json() const {
   j["stage_ns"] = st;
   j["bound"] = bound;
   j["bound_share"] = at("%.6f", bound_share);
+  j["energy_uj"] = at("%.6f", energy_uj);
   return j.dump();
 }
 
@@ -71,6 +72,7 @@ RunSummary RunSummary::from_json(const std::string& text) {
   for (const auto& v : j.at("stage_ns")) r.stage_ns.push_back(v.get<double>());
   r.bound = j.at("bound").get<std::string>();
   r.bound_share = j.at("bound_share").get<double>();
+  r.energy_uj = j.at("energy_uj").get<double>();
   return r;
 }
 
@@ -95,6 +97,7 @@ RunSummary simulate_on_device(const ir::Graph& g, const config::HwConfig& hw, co
       r.memory_bytes += k.hbm_bytes;
       r.by_class_ns[k.kernel_class] += k.time_us * 1000.0;
     }
+    if (rep.power_modelled) r.energy_uj = rep.energy_uj;
     return r;
   }
   const mapping::NpuParams params = mapping::NpuParams::read(hw);
@@ -103,6 +106,7 @@ RunSummary simulate_on_device(const ir::Graph& g, const config::HwConfig& hw, co
   r.memory_bytes = static_cast<double>(rep.dram_read_bytes + rep.dram_write_bytes);
   r.memory_rate = params.dram.bytes_per_cycle * params.clock_mhz / 1000.0;
   for (const report::LayerRow& l : rep.layers) r.by_class_ns[npu_layer_class(l)] += l.time_us * 1000.0;
+  if (rep.energy_modelled) r.energy_uj = rep.energy_uj;
   return r;
 }
 

@@ -28,6 +28,7 @@ struct RunSummary {
   // NPU: layer time by class.
   std::map<std::string, double> by_class_ns;
   std::vector<double> stage_ns;  // a pipeline pass on a system: the time each stage holds it
+  double energy_uj = -1;         // the run's energy (docs/energy.md); < 0: not modelled
   std::string bound;             // one GPU kernel (gpu-calibrate): the limiter that decided most
   double bound_share = 0;        // ... and its share of the kernel's time
 

@@ -118,6 +118,8 @@ NpuRun simulate_npu_tenants(const std::vector<const ir::Graph*>& graphs, const c
   }
   r.sim = engine::simulate_npu(r.prog, params);
   r.report = run::build_report(name, r.prog, r.sim.timings, hw, params);
+  r.report.batch = 0;
+  for (const ir::Graph* g : graphs) r.report.batch += g->batch();
   r.report.units = unit_uses(r.sim);
   r.report.multicore = multicore_use(r.prog, r.sim, params);
   for (const auto& t : r.tenants) {
@@ -139,6 +141,7 @@ NpuRun simulate_npu_workload(const ir::Graph& g, const config::HwConfig& hw, con
   r.prog = mapping::map_graph(g, hw, params);
   r.sim = engine::simulate_npu(r.prog, params);
   r.report = run::build_report(g.name, r.prog, r.sim.timings, hw, params);
+  r.report.batch = g.batch();
   r.report.units = unit_uses(r.sim);
   if (params.cores > 1) r.report.multicore = multicore_use(r.prog, r.sim, params);
   return r;

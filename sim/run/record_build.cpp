@@ -6,6 +6,10 @@
 #include <cstdint>
 #include <map>
 
+#include "models/gpu/gpu_power.h"
+#include "sim/ir/dtype.h"
+#include "sim/mapping/gpu_lower.h"
+
 namespace npusim::run {
 
 using mapping::Unit;
@@ -41,7 +45,7 @@ report::RunReport build_report(const std::string& workload, const mapping::Progr
   report::RunReport r;
   r.workload = workload;
   describe_hardware(r, cfg, p);
-  const double pj_mac = p.energy.pj_per_mac, pj_dram = p.energy.pj_per_dram_byte, pj_sram = p.energy.pj_per_sram_byte;
+  const models::EnergyParams& e = p.energy;
 
   const size_t n = prog.layers.size();
   std::vector<report::LayerRow> rows(n);
@@ -124,8 +128,16 @@ report::RunReport build_report(const std::string& workload, const mapping::Progr
       if (span > 0 && lp.peak_macs_per_cycle > 0)
         row.pe_utilization = static_cast<double>(row.macs) / (static_cast<double>(span) * lp.peak_macs_per_cycle * p.cores);
     }
-    row.energy_uj = (row.macs * pj_mac + (row.dram_read_bytes + row.dram_write_bytes) * pj_dram +
-                     (lp.in_bytes + lp.out_bytes) * pj_sram) * 1e-6;
+    // Energy (docs/energy.md): each unit's events at its cost, and the static power over the
+    // time charged to the layer (NPU layers' times add up to the run, host layers' to host time).
+    const double pe_uj = static_cast<double>(row.macs) * e.mac_pj(lp.dtype) * 1e-6;
+    const double vector_uj = static_cast<double>(row.vp_busy_cycles) * static_cast<double>(p.vp.lanes) * e.pj_per_vector_lane_cycle * 1e-6;
+    const double sram_uj = static_cast<double>(lp.in_bytes + lp.out_bytes) * e.pj_per_sram_byte * 1e-6;
+    const double dram_uj = static_cast<double>(row.dram_read_bytes + row.dram_write_bytes) * e.pj_per_dram_byte * 1e-6;
+    const double static_uj = p.clock_mhz > 0 ? e.static_w * static_cast<double>(row.cycles) / p.clock_mhz : 0;
+    row.energy_uj = pe_uj + vector_uj + sram_uj + dram_uj + static_uj;
+    r.energy.pe_array_uj += pe_uj, r.energy.vector_uj += vector_uj, r.energy.sram_uj += sram_uj;
+    r.energy.dram_uj += dram_uj, r.energy.static_uj += static_uj;
     r.total_macs += row.macs;
     r.dram_read_bytes += row.dram_read_bytes;
     r.dram_write_bytes += row.dram_write_bytes;
@@ -210,6 +222,21 @@ report::LibraryReport build_library_report(const std::string& workload, const ma
   }
   for (report::LibraryKernelRow& row : r.rows) row.share = r.kernel_us > 0 ? row.time_us / r.kernel_us : 0;
   r.launch_us = r.total_us - r.kernel_us;
+  // Board power (docs/energy.md#gpus): each kernel against the peak rates of its class and dtype.
+  const models::GpuPowerParams power = models::GpuPowerParams::read(cfg);
+  r.power_modelled = power.modelled();
+  if (r.power_modelled) {
+    const double hz = params.clock_ghz * 1e9, peak_bytes = params.hbm_bytes_per_cycle * hz;
+    for (report::LibraryKernelRow& row : r.rows) {
+      const bool matrix = row.kernel_class == "gemm" || row.kernel_class == "conv" || row.kernel_class == "attention";
+      const auto t = ir::parse_dtype(row.dtype);
+      const double per_sm = matrix ? params.tensor_flops_per_cycle(mapping::ark_data_type(t ? *t : ir::DType::Float16)) : params.vector_fpc;
+      row.power_w = power.kernel_power_w(row.flops, per_sm * params.num_sms * hz, row.hbm_bytes, peak_bytes, row.time_us * 1e-6);
+      row.energy_uj = row.power_w * row.time_us;  // W x us = uJ
+      r.energy_uj += row.energy_uj;
+    }
+    r.energy_uj += power.idle_w * std::max(0.0, r.launch_us);
+  }
   for (const auto& kv : by_class) r.time_by_class.push_back(kv);
   std::stable_sort(r.time_by_class.begin(), r.time_by_class.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });

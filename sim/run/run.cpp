@@ -137,6 +137,7 @@ void run_gpu_graph(RunRecord::Impl& out, const ir::Graph& g, const config::HwCon
   const engine::LibraryRun r = engine::simulate_library(mapping::library_plan(g, params, o.library), params);
   out.library = std::make_unique<report::LibraryReport>(
       run::build_library_report(g.source, r.plan, r.chosen, r.sims, r.timeline, cfg, params, r.distinct));
+  out.library->batch = g.batch();
 }
 
 void run_system(RunRecord::Impl& out, const ir::System& sys, const config::SystemConfig& cfg, const RunOptions& o) {

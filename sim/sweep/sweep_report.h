@@ -10,7 +10,7 @@
 namespace npusim::sweep {
 
 struct ReportOptions {
-  std::vector<std::string> best = {"time_ms", "max:pe_utilization", "dram_bytes", "energy_uj"};
+  std::vector<std::string> best = {"time_ms", "max:pe_utilization", "dram_bytes", "energy_uj", "max:inferences_per_j"};
   std::vector<std::string> pareto = {"cycles", "pe_count", "l2_bytes"};
   int top = 3;
 };

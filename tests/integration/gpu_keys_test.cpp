@@ -252,7 +252,30 @@ TEST(GpuKeys, EveryGpuKeyOfTheSchemaHasACase) {
   for (size_t p = 0; (p = r.output.find("| `gpu.", p)) != std::string::npos; ++p)
     declared.insert(r.output.substr(p + 3, r.output.find('`', p + 3) - p - 3));
   for (const KeyCase& c : kCases) covered.insert(c.key);
+  for (const char* k : {"gpu.power.tdp_w", "gpu.power.idle_w"}) covered.insert(k);  // GpuKeys.PowerKeysChangeTheEnergy
   EXPECT_EQ(declared, covered);
+}
+
+// gpu.power.* change no time but the energy (docs/energy.md#gpus): a GEMM that saturates the
+// tensor cores runs at the TDP; the gaps between kernels at idle power; idle above the TDP is
+// refused naming the key.
+TEST(GpuKeys, PowerKeysChangeTheEnergy) {
+  const std::string d = scratch_dir("gpu_key_power");
+  const std::string a = zoo_matmul(d, 4096, 4096, 4096, "fp16") + " " + hw() + " -q --report '" + d + "/r.json'";
+  auto energy = [&](const std::string& sets) {
+    const auto r = run_sim(a + sets);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return json::parse(read_text(d + "/r.json"))["totals"];
+  };
+  const json base = energy(""), hot = energy(" --set gpu.power.tdp_w=1000"), idle = energy(" --set gpu.power.idle_w=200");
+  EXPECT_EQ(base["time_us"], hot["time_us"]);
+  EXPECT_GT(hot["energy_uj"].get<double>(), base["energy_uj"].get<double>());
+  EXPECT_GT(idle["energy_uj"].get<double>(), base["energy_uj"].get<double>());
+  EXPECT_LE(base["average_power_w"].get<double>(), 700.0 * (1 + 1e-9));
+  EXPECT_TRUE(energy(" --set gpu.power.tdp_w=0")["energy_uj"].is_null());  // not modelled
+  const auto r = run_sim(a + " --set gpu.power.idle_w=800");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("gpu.power.idle_w"), std::string::npos) << r.output;
 }
 
 TEST(GpuKeys, BadValuesAreExit2NamingTheKey) {

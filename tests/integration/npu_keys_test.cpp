@@ -88,7 +88,14 @@ const std::vector<KeyCase> kCases = {
     {"memory.dram.latency_ns", "npu", "resnet50_b4", "200"},
     {"memory.dram.channels", "npu", "resnet50_b4", "4"},
     {"memory.dram.capacity_gib", "npu", "llm", "0.5"},  // sim llm: the KV cache no longer fits 16 requests at once
-    {"energy.pj_per_mac", "npu", "resnet50_b4", "0.4"},
+    {"energy.pj_per_mac", "gemini_zebu", "resnet50_b4", "0.4"},  // no dtype's own figure there
+    {"energy.pj_per_mac_int8", "npu", "resnet50_b4", "0.05"},
+    {"energy.pj_per_mac_fp8", "npu", "bert_fp8", "0.1"},
+    {"energy.pj_per_mac_fp16", "npu", "bert", "0.3"},
+    {"energy.pj_per_mac_bf16", "npu", "bert_bf16", "0.3"},
+    {"energy.pj_per_mac_fp32", "npu", "resnet50_fp32", "0.8"},
+    {"energy.pj_per_vector_lane_cycle", "npu", "bert", "0.4"},
+    {"energy.static_w", "npu", "resnet50_b4", "1.0"},
     {"energy.pj_per_dram_byte", "npu", "resnet50_b4", "40"},
     {"energy.pj_per_sram_byte", "npu", "resnet50_b4", "1.0"},
 };
@@ -104,6 +111,8 @@ std::string workload_args(const std::string& name) {
   std::string zoo = name == "resnet50_b4"     ? "resnet50 --batch 4"
                     : name == "resnet50_fp16" ? "resnet50 --dtype fp16"
                     : name == "resnet50_fp32" ? "resnet50 --dtype fp32"
+                    : name == "bert_fp8"      ? "bert-base --seq 128 --layers 1 --dtype fp8"
+                    : name == "bert_bf16"     ? "bert-base --seq 128 --layers 1 --dtype bf16"
                                               : "bert-base --seq 128 --layers 1";
   const std::string f = d + "/" + name + ".json";
   const auto r = run_sim("zoo " + zoo + " -o '" + f + "'");

@@ -197,7 +197,7 @@ TEST(SweepCli, AGpuConfigSweepsTheGpu) {
   const std::string csv = read_text(d + "/out/results.csv");
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "point,workload,status,gpu.hbm.bandwidth_gbps,cycles,macs,bound,kernel_us,launch_us,time_ms,tflops,hbm_bytes,"
-            "kernels,num_sms,error");
+            "kernels,num_sms,energy_uj,average_power_w,inferences_per_j,error");
   std::vector<nlohmann::json> rows;
   std::istringstream jl(read_text(d + "/out/results.jsonl"));
   for (std::string line; std::getline(jl, line);) rows.push_back(nlohmann::json::parse(line));

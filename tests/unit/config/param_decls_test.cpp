@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "models/gpu/gpu_power.h"
 #include "models/gpu/gpu_timing.h"
 #include "models/interconnect/noc.h"
 #include "models/memory/dram_timing.h"
@@ -129,7 +130,7 @@ TEST(ParamDecls, SchemaIsTheUnionOfTheDeclarationsInOrder) {
       &top_level_params(),         &PeArrayParams::params(), &VpParams::params(),
       &BufferParams::params(),     &DmaParams::params(),     &NocParams::params(),     &MapperParams::params(),
       &DramParams::params(),       &HostParams::params(),    &EnergyParams::params(),
-      &GpuParams::params()};
+      &GpuParams::params(),        &GpuPowerParams::params()};
   EXPECT_EQ(unit_param_lists(), units);
 }
 

@@ -38,8 +38,13 @@ TEST(SweepResults, RowHoldsAxesMetricsAndLayers) {
   EXPECT_FALSE(r["energy_uj"].is_null());  // npu.yaml has energy figures
   EXPECT_EQ(r["layers"][0]["op"], "conv2d");
   const auto no_energy = config::HwConfig::load(sweep_test::npu_yaml(),
-      {"energy.pj_per_mac=0", "energy.pj_per_dram_byte=0", "energy.pj_per_sram_byte=0"});
-  EXPECT_TRUE(report::sweep_metrics(sweep_test::fake_report(no_energy))["energy_uj"].is_null());
+      {"energy.pj_per_mac=0", "energy.pj_per_mac_int8=0", "energy.pj_per_mac_fp8=0", "energy.pj_per_mac_fp16=0",
+       "energy.pj_per_mac_bf16=0", "energy.pj_per_mac_fp32=0", "energy.pj_per_vector_lane_cycle=0", "energy.pj_per_dram_byte=0",
+       "energy.pj_per_sram_byte=0", "energy.static_w=0"});
+  const auto unpowered = report::sweep_metrics(sweep_test::fake_report(no_energy));
+  EXPECT_TRUE(unpowered["energy_uj"].is_null());
+  EXPECT_TRUE(unpowered["average_power_w"].is_null());
+  EXPECT_TRUE(unpowered["inferences_per_j"].is_null());
 }
 
 TEST(SweepResults, DominantBoundIsTheOneWithMostCycles) {
@@ -62,8 +67,8 @@ TEST(SweepResults, FailedRowsKeepTheErrorAndQuoteItInCsv) {
   EXPECT_EQ(r["status"], "failed");
   EXPECT_TRUE(r["cycles"].is_null());
   const std::string line = csv_line(r, kKeys);
-  // point,workload,status,2 axes,11 empty metrics,error (commas inside quotes, quotes doubled)
-  EXPECT_EQ(line, "7,w,failed,8,16,,,,,,,,,,,,\"bad value, \"\"really\"\"\"\n");
+  // point,workload,status,2 axes,13 empty metrics,error (commas inside quotes, quotes doubled)
+  EXPECT_EQ(line, "7,w,failed,8,16,,,,,,,,,,,,,,\"bad value, \"\"really\"\"\"\n");
   EXPECT_EQ(csv_header(kKeys).substr(0, 56), "point,workload,status,npu.pe_array.rows,memory.dram.band");
 }
 
@@ -149,7 +154,7 @@ TEST(SweepReport, BestPointsAndParetoFrontPerWorkload) {
 TEST(SweepResults, ColumnsAndReportTotalsComeFromTheRunFieldTable) {
   const std::vector<std::string> expected = {"cycles", "host_cycles", "time_ms", "pe_count", "l2_bytes",
                                              "pe_utilization", "dram_read_bytes", "dram_write_bytes", "dram_bytes",
-                                             "bound", "energy_uj"};
+                                             "bound", "energy_uj", "average_power_w", "inferences_per_j"};
   EXPECT_EQ(metric_columns(), expected);
   const auto cfg = config::HwConfig::load(sweep_test::npu_yaml());
   const auto rep = sweep_test::fake_report(cfg);

@@ -1,0 +1,76 @@
+// Energy in the reports (docs/energy.md): an NPU run's parts add up to its total and follow
+// the per-event costs and the static power; a GPU run stays between idle and TDP power; sim llm
+// reports tokens per joule from the same passes.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/integration/test_util.h"
+
+namespace {
+
+using npusim::test::read_text;
+using npusim::test::run_sim;
+using npusim::test::scratch_dir;
+using json = nlohmann::json;
+
+TEST(Energy, NpuPartsFollowTheCostsAndAddUp) {
+  const std::string d = scratch_dir("energy_npu");
+  ASSERT_EQ(run_sim("zoo resnet18 --batch 2 -o '" + d + "/mm.json'").exit_code, 0);  // int8
+  const auto r = run_sim("--ir '" + d + "/mm.json' --hw npu -q --report '" + d + "/r.json' --set energy.pj_per_mac_int8=0.5 "
+                         "--set energy.static_w=2 --set energy.pj_per_dram_byte=10");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json t = json::parse(read_text(d + "/r.json"))["totals"];
+  const double macs = t["macs"].get<double>(), us = t["time_us"].get<double>() + t["host_cycles"].get<double>() / 1000.0;
+  EXPECT_NEAR(t["energy_pe_array_uj"].get<double>(), macs * 0.5e-6, 1e-9 * macs);
+  EXPECT_NEAR(t["energy_dram_uj"].get<double>(), t["dram_bytes"].get<double>() * 10e-6, 1e-6);
+  EXPECT_NEAR(t["energy_static_uj"].get<double>(), 2 * us, 1e-3 * us);  // W x us = uJ (npu.yaml: 1000 MHz)
+  double parts = 0;
+  for (const char* k : {"energy_pe_array_uj", "energy_vector_uj", "energy_sram_uj", "energy_dram_uj", "energy_static_uj"}) parts += t[k].get<double>();
+  EXPECT_NEAR(t["energy_uj"].get<double>(), parts, 1e-9 * parts);
+  EXPECT_NEAR(t["average_power_w"].get<double>(), t["energy_uj"].get<double>() / us, 1e-3);
+  EXPECT_NEAR(t["inferences_per_j"].get<double>(), 2 / (t["energy_uj"].get<double>() * 1e-6), 1e-6);  // 2 images
+}
+
+TEST(Energy, GpuPowerStaysBetweenIdleAndTdp) {
+  const std::string d = scratch_dir("energy_gpu");
+  ASSERT_EQ(run_sim("zoo bert-base --batch 8 --seq 128 --layers 2 -o '" + d + "/b.json'").exit_code, 0);
+  const auto r = run_sim("--ir '" + d + "/b.json' --hw gpu_h100 -q --report '" + d + "/r.json'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json j = json::parse(read_text(d + "/r.json"));
+  const double w = j["totals"]["average_power_w"].get<double>();
+  EXPECT_GT(w, 70.0);   // configs/gpu_h100.yaml: idle 70 W
+  EXPECT_LE(w, 700.0);  // TDP 700 W
+  double sum = 0;
+  for (const auto& k : j["layers"]) {
+    EXPECT_GE(k["power_w"].get<double>(), 70.0 - 1e-9);
+    EXPECT_LE(k["power_w"].get<double>(), 700.0 + 1e-9);
+    sum += k["energy_uj"].get<double>();
+  }
+  EXPECT_GE(j["totals"]["energy_uj"].get<double>(), sum * (1 - 1e-6));  // the kernels' and the gaps' idle
+}
+
+TEST(Energy, ServingReportsTokensPerJoule) {
+  const std::string d = scratch_dir("energy_llm");
+  const auto r = run_sim("llm gpt2 --hw gpu_h100 --batch 4 --input 64 --output 8 --buckets 2 -q --report '" + d + "/s.json'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json j = json::parse(read_text(d + "/s.json"));
+  const json& e = j["energy"];
+  ASSERT_TRUE(e["modelled"].get<bool>());
+  EXPECT_NEAR(e["output_tokens_per_j"].get<double>(), 4 * 8 / e["energy_j"].get<double>(), 1e-9);
+  EXPECT_NEAR(e["average_power_w"].get<double>(), e["energy_j"].get<double>() / (j["totals"]["time_us"].get<double>() * 1e-6), 1e-6);
+  EXPECT_GT(e["average_power_w"].get<double>(), 70.0);
+  EXPECT_LE(e["average_power_w"].get<double>(), 700.0);
+  // Continuous batching: idle power between arrivals counts too; a slow trickle of requests
+  // spends more energy per token than the same requests at once.
+  const auto slow = run_sim("llm gpt2 --hw gpu_h100 --arrival-rate 2 --requests 6 --input 64 --output 8 -q --report '" + d + "/c.json'");
+  ASSERT_EQ(slow.exit_code, 0) << slow.output;
+  const json c = json::parse(read_text(d + "/c.json"));
+  EXPECT_LT(c["energy"]["output_tokens_per_j"].get<double>(), e["output_tokens_per_j"].get<double>());
+  // An NPU without energy figures: not modelled.
+  const auto z = run_sim("llm gpt2 --hw gemini_zebu --batch 1 --input 16 --output 2 --buckets 2 -q --report '" + d + "/z.json'");
+  ASSERT_EQ(z.exit_code, 0) << z.output;
+  EXPECT_FALSE(json::parse(read_text(d + "/z.json"))["energy"]["modelled"].get<bool>());
+}
+
+}  // namespace
