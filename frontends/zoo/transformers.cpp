@@ -73,7 +73,8 @@ class Transformer {
   Transformer(const Def& m, const ZooOptions& o, int seq, int kv, int layers, DType dt, int shard)
       : m_m(m), m_b("zoo", o.model), m_B(o.batch), m_S(seq), m_N(kv), m_T(kv + seq), m_L(layers),
         m_D(m.d), m_H(m.heads / shard), m_Hkv(m.kv_head_count() / shard), m_dh(m.head_size()),
-        m_F(m.ffn / shard), m_V(m.vocab / shard), m_EF(m.expert_ffn / shard), m_SF(m.shared_ffn / shard), m_dt(dt) {}
+        m_F(m.ffn / shard), m_V(m.vocab / shard), m_EF(m.expert_ffn / shard), m_SF(m.shared_ffn / shard), m_dt(dt),
+        m_last_logits(o.logits == "last") {}
 
   ir::Graph build() {
     const bool bert = m_m.family == Family::Bert;
@@ -87,8 +88,13 @@ class Transformer {
     for (int i = 0; i < m_L; ++i) x = block(x, i);
     if (!bert) {
       x = norm(x, final_norm_name());
+      if (m_last_logits && m_S > 1)  // logits_to_keep = 1: the last position of each sequence
+        x = m_b.op(OpKind::Slice, "logits_to_keep", {x}, {m_B, 1, m_D}, m_dt, [&](ir::Layer& l) {
+          l.starts = {0, m_S - 1, 0};
+          l.ends = {m_B, m_S, m_D};
+        });
       if (m_m.family == Family::Gpt2 || m_m.tied_embeddings)  // the LM head tied to the token embedding: x . wte^T
-        x = m_b.op(OpKind::MatMul, "lm_head", {x, m_wte}, {m_B, m_S, m_V}, m_dt,
+        x = m_b.op(OpKind::MatMul, "lm_head", {x, m_wte}, {m_B, m_b.shape(x)[1], m_V}, m_dt,
                    [](ir::Layer& l) { l.transpose_b = true; });
       else
         x = linear(x, m_m.family == Family::NeoX ? "embed_out" : "lm_head", m_V, false);
@@ -440,6 +446,7 @@ class Transformer {
   int m_L;
   int64_t m_D, m_H, m_Hkv, m_dh, m_F, m_V, m_EF, m_SF;
   DType m_dt;
+  bool m_last_logits;
   int m_wte = -1, m_scale = -1, m_mask = -1, m_cos = -1, m_sin = -1;
   std::map<int64_t, int> m_window_masks;  // key span -> mask
 };
@@ -505,6 +512,8 @@ ir::Graph make_transformer(const ZooOptions& o) {
     throw InputError("zoo", o.kv_len > 0 ? "kv-len" : "seq",
                      o.model + " has " + std::to_string(m->max_pos) + " learned positions; seq " + std::to_string(seq) +
                          " + kv-len " + std::to_string(o.kv_len) + " exceeds them");
+  if (o.logits != "all" && o.logits != "last")
+    throw InputError("zoo", "logits", "--logits takes all or last, got '" + o.logits + "'");
   if (o.layers < 0 || o.layers > m->layers)
     throw InputError("zoo", "layers", o.model + " has " + std::to_string(m->layers) + " layers; --layers must be in 1.." +
                                           std::to_string(m->layers) + " (0: all), got " + std::to_string(o.layers));

@@ -38,6 +38,10 @@ struct ZooOptions {
   // heads, FFN width and vocabulary divided by it; no collectives), as Vidur and LLMServingSim
   // profile a rank. 1: the whole model.
   int shard = 1;
+  // Decoders: the positions the LM head computes logits for. "all" (Hugging Face's forward, the
+  // default) or "last" (each sequence's last token, as serving runtimes run a prefill:
+  // logits_to_keep = 1); every device runs the graph as written (docs/llm_models.md#logits).
+  std::string logits = "all";
 };
 
 // CNNs: resnet18, resnet34, resnet50, resnet101, resnet152, vgg16, vgg19, mobilenetv2.

@@ -59,6 +59,7 @@ struct ZooCliOptions {
   int tp = 0, pp = 0;  // Llama models: a tp x pp pipeline (0: not given)
   int microbatches = 0;  // that pipeline's microbatches through its stages (0: not given, 1)
   int shard = 0;  // transformers: one of this many tensor-parallel ranks (0: not given, the whole model)
+  std::string logits;  // decoders: all or last (empty: all)
   std::string out;
 };
 int run_zoo(const ZooCliOptions& o);

@@ -83,6 +83,8 @@ static int sim_main(int argc, char** argv) {
                       "llama* pipelines: split the batch into this many microbatches that flow through the stages one after "
                       "another (GPipe; default 1)")
       ->check(CLI::Range(1, 65536));
+  zoo_cmd->add_option("--logits", zoo.logits, "decoders: the positions the LM head computes, all (the default, as Hugging Face's forward) or last (each sequence's last token, as serving runtimes run a prefill)")
+      ->check(CLI::IsMember({"all", "last"}));
   zoo_cmd->add_option("-o,--output", zoo.out, "output file (default: stdout)");
 
   cli::CompareTraceOptions cmp;

@@ -49,6 +49,10 @@ nlohmann::ordered_json zoo_model(ZooCliOptions o) {
   z.kv_len = o.kv_len;
   z.layers = o.layers;
   z.shard = std::max(o.shard, 1);
+  if (!o.logits.empty()) {
+    if (!frontends::zoo::is_transformer(z.model)) throw InputError("zoo", "--logits", "applies to the decoders");
+    z.logits = o.logits;
+  }
   if (o.shard > 0 && !frontends::zoo::is_transformer(z.model)) throw InputError("zoo", "--shard", "applies to transformers");
   if (o.tp > 0 || o.pp > 0) {
     if (o.shard > 0) throw InputError("zoo", "--shard", "writes one rank's graph on one device; --tp/--pp write the whole pipeline");

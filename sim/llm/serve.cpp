@@ -136,6 +136,7 @@ void simulate_passes(const ServeRequest& o, const Setup& su, std::vector<Pass>& 
         z.seq = static_cast<int>(passes[i].seq);
         z.kv_len = static_cast<int>(passes[i].kv_len);
         z.layers = su.layers;
+        z.logits = "last";  // a serving runtime's prefill: the last token's logits only
         if (!su.on_system) return run::simulate_on_device(frontends::zoo::make_transformer(z), su.hw, ro).to_json();
         // The most microbatches up to --microbatches that divide this pass's batch.
         int mb = std::max(1, std::min(o.microbatches, passes[i].batch));

@@ -601,11 +601,6 @@ struct Builder {
       gp.batch = out_batch;
       gp.b_shared = b_batch == 1;
     }
-    // The LM head of a prefill: serving stacks compute the logits of each sequence's last token only.
-    const int y_id = out0(l);
-    if (l.name.find("lm_head") != std::string::npos && valid(y_id) && g.tensor(y_id).role == ir::TensorRole::GraphOutput &&
-        y.size() >= 3 && gp.batch == 1 && gp.m > y[0])
-      gp.m = y[0];
     *shape = shape_text({{"M", gp.m}, {"N", gp.n}, {"K", gp.k}}) + (gp.batch > 1 ? " batch=" + std::to_string(gp.batch) : "");
     return gp;
   }
@@ -630,8 +625,7 @@ struct Builder {
     sig << "gemm " << kern.shape << " a_rows=" << gp.a_rows << " b_shared=" << gp.b_shared << " " << kern.dtype << ">"
         << dtype_text(gp.out_dtype) << " epilogue=" << gp.epilogue_read_bytes;
     kern.signature = sig.str();
-    // Useful MACs: the op's (the GEMM's dims pad a convolution's channels), fewer for a
-    // last-token LM head.
+    // Useful MACs: the op's (the GEMM's dims pad a convolution's channels).
     const double gemm = static_cast<double>(gp.m) * static_cast<double>(gp.n) * static_cast<double>(gp.k) *
                         static_cast<double>(gp.batch);
     kern.macs = w.op_macs > 0 ? std::min(gemm, w.op_macs) : gemm;
@@ -831,6 +825,8 @@ struct Builder {
         s.write_bytes = writes;
         if (kern.cls == KernelClass::Gather && l.inputs.size() >= 2)  // the rows it copies, not the whole table
           s.read_bytes = bytes(l.inputs[1]) + writes;
+        if (l.op == OpKind::Slice && valid(out0(l)))  // the elements it copies, not its whole input
+          s.read_bytes = std::min(s.read_bytes, bytes(out0(l)));
         if (kern.cls == KernelClass::Opaque) s.read_bytes = std::max<double>(0, static_cast<double>(l.opaque_bytes) - writes);
         s.flops = w.extra_flops;
         kern.flops = s.flops;

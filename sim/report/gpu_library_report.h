@@ -35,6 +35,7 @@ struct LibraryReport {
   double kernel_us = 0;    // the kernels' own time, summed
   double launch_us = 0;    // the rest: launches, gaps, host-bound waits
   double macs = 0, flops = 0, hbm_bytes = 0;
+  double workload_macs = 0;     // the IR ops' MACs (Layer::macs), as every device reports them
   bool power_modelled = false;  // gpu.power.tdp_w is set
   double energy_uj = 0;         // the kernels' energy and idle power over the gaps between them
   int batch = 1;                // inferences in the run: inferences_per_j

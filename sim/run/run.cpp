@@ -138,6 +138,7 @@ void run_gpu_graph(RunRecord::Impl& out, const ir::Graph& g, const config::HwCon
   out.library = std::make_unique<report::LibraryReport>(
       run::build_library_report(g.source, r.plan, r.chosen, r.sims, r.timeline, cfg, params, r.distinct));
   out.library->batch = g.batch();
+  for (const ir::Layer& l : g.layers) out.library->workload_macs += static_cast<double>(l.macs());
 }
 
 void run_system(RunRecord::Impl& out, const ir::System& sys, const config::SystemConfig& cfg, const RunOptions& o) {

@@ -50,6 +50,23 @@ TEST(Energy, GpuPowerStaysBetweenIdleAndTdp) {
   EXPECT_GE(j["totals"]["energy_uj"].get<double>(), sum * (1 - 1e-6));  // the kernels' and the gaps' idle
 }
 
+// One graph, the same work on every device: workload MACs equal on the NPU and the GPU; the
+// GPU executes fewer (FlashAttention skips the causal mask's blocks).
+TEST(Energy, WorkloadMacsAreTheSameOnEveryDevice) {
+  const std::string d = scratch_dir("workload_macs");
+  ASSERT_EQ(run_sim("zoo gpt2 --seq 64 --layers 2 --logits last -o '" + d + "/g.json'").exit_code, 0);
+  json t[2];
+  int i = 0;
+  for (const char* hw : {"npu", "gpu_h100"}) {
+    const auto r = run_sim("--ir '" + d + "/g.json' --hw " + hw + " -q --report '" + d + "/r.json'");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    t[i++] = json::parse(read_text(d + "/r.json"))["totals"];
+  }
+  EXPECT_EQ(t[0]["workload_macs"], t[1]["workload_macs"]);
+  EXPECT_EQ(t[0]["executed_macs"], t[0]["workload_macs"]);
+  EXPECT_LT(t[1]["executed_macs"].get<double>(), t[1]["workload_macs"].get<double>());
+}
+
 TEST(Energy, ServingReportsTokensPerJoule) {
   const std::string d = scratch_dir("energy_llm");
   const auto r = run_sim("llm gpt2 --hw gpu_h100 --batch 4 --input 64 --output 8 --buckets 2 -q --report '" + d + "/s.json'");

@@ -19,8 +19,9 @@ using mapping::KernelClass;
 using mapping::LaunchMode;
 
 ir::Graph transformer(const std::string& model, int batch, int seq, int layers, const std::string& dtype = "fp16",
-                      int kv_len = 0) {
+                      int kv_len = 0, const std::string& logits = "all") {
   frontends::zoo::ZooOptions o;
+  o.logits = logits;
   o.model = model;
   o.batch = batch;
   o.seq = seq;
@@ -96,7 +97,7 @@ TEST(GpuLibrary, WithoutFusionEveryOpIsItsOwnKernel) {
 }
 
 TEST(GpuLibrary, LlamaPrefillIsCausalGroupedQueryAttentionAndItsLmHeadTakesTheLastToken) {
-  const ir::Graph g = transformer("llama2-70b", 2, 64, 1);
+  const ir::Graph g = transformer("llama2-70b", 2, 64, 1, "fp16", 0, "last");  // as sim llm builds a prefill
   const mapping::LibraryPlan plan = mapping::library_plan(g, round_gpu_params(), {});
   const auto it = std::find_if(plan.kernels.begin(), plan.kernels.end(),
                                [](const auto& k) { return k.cls == KernelClass::Attention; });
@@ -119,6 +120,9 @@ TEST(GpuLibrary, LlamaPrefillIsCausalGroupedQueryAttentionAndItsLmHeadTakesTheLa
   EXPECT_TRUE(silu_mul);
   EXPECT_EQ(plan.kernels.back().name, "lm_head");
   EXPECT_EQ(plan.kernels.back().shape, "M=2 N=32000 K=8192");  // one row per sequence
+  // The workload decides: a graph with every position's logits runs every row on the GPU too.
+  const mapping::LibraryPlan all = mapping::library_plan(transformer("llama2-70b", 2, 64, 1), round_gpu_params(), {});
+  EXPECT_EQ(all.kernels.back().shape, "M=128 N=32000 K=8192");
 }
 
 TEST(GpuLibrary, ADecodeStepReadsTheCacheInPlaceAndSplitsItsKeys) {

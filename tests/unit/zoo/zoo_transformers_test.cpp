@@ -97,6 +97,23 @@ TEST(ZooTransformers, MacsEqualTheClosedFormForADecodeStep) {
   }
 }
 
+// --logits last: the LM head of each sequence's last token only (a slice after the final norm),
+// S x fewer head MACs; encoders and unknown values refused.
+TEST(ZooTransformers, LastLogitsKeepOnePositionPerSequence) {
+  for (const char* m : {"gpt2", "llama3-8b"}) {
+    SCOPED_TRACE(m);
+    ZooOptions all = tf(m, 2, 64, 0, 1), last = all;
+    last.logits = "last";
+    const ir::Graph a = make_transformer(all), b = make_transformer(last);
+    const Dims d = dims(m);
+    EXPECT_EQ(zoo_test::total_macs(a) - zoo_test::total_macs(b), 2 * 63 * d.d * d.vocab);
+    EXPECT_EQ(b.layers.back().output_shapes.at(0), (ir::Shape{2, 1, d.vocab}));
+  }
+  ZooOptions bad = tf("gpt2", 1, 8);
+  bad.logits = "first";
+  EXPECT_THROW(make_transformer(bad), InputError);
+}
+
 TEST(ZooTransformers, ParameterCountsAreThePublishedOnes) {
   // Hugging Face: gpt2 124,439,808 (LM head tied to wte); Llama-2-7b 6,738,415,616;
   // bert-base-uncased 109,482,240 less the pooler (590,592) and token-type table (1,536).
