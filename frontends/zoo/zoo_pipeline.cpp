@@ -256,8 +256,8 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, int tp, int p
   check.layers = 1;
   make_transformer(check);
   const ir::DType dt = zoo_dtype(o.dtype, ir::DType::Float16, "zoo", true);
-  if (dt != ir::DType::Float16 && dt != ir::DType::BFloat16 && dt != ir::DType::Float32)
-    throw InputError("zoo", "dtype", "pipelines are written in fp16, bf16 or fp32");
+  if (dt != ir::DType::Float16 && dt != ir::DType::BFloat16 && dt != ir::DType::Float32 && dt != ir::DType::Float8E4M3)
+    throw InputError("zoo", "dtype", "pipelines are written in fp16, bf16, fp32 or fp8 (E4M3)");
 
   Shard m;
   m.B = o.batch / M;  // per microbatch
@@ -272,8 +272,8 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, int tp, int p
   m.f = shape->ffn / tp;
   m.v = shape->vocab / tp;
   m.eps = shape->eps;
-  m.scalar = dt == ir::DType::Float16 ? 6 : dt == ir::DType::BFloat16 ? 13 : 7;
-  m.dtype = dt == ir::DType::Float16 ? "f16" : dt == ir::DType::BFloat16 ? "bf16" : "f32";
+  m.scalar = dt == ir::DType::Float16 ? 6 : dt == ir::DType::BFloat16 ? 13 : dt == ir::DType::Float8E4M3 ? 29 : 7;
+  m.dtype = dt == ir::DType::Float16 ? "f16" : dt == ir::DType::BFloat16 ? "bf16" : dt == ir::DType::Float8E4M3 ? "f8" : "f32";
   const std::string& d_t = m.dtype;
   const int64_t BS = m.B * m.S;
 
