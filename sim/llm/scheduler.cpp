@@ -118,7 +118,18 @@ double whole_life_bytes(const Request& q, const SchedulerOptions& opt) {
 class PrefillFirst : public Engine {
  public:
   using Engine::Engine;
-  Planned plan(double) override {
+  Planned plan(double t) override {
+    // Requests whose KV cache came with them (disaggregated decode) join the decodes at once.
+    while (has_waiting() && reqs_[waiting()].prefilled && static_cast<int>(admitted_.size()) < opt_.max_seqs) {
+      Seq s;
+      s.id = waiting(), s.kv = reqs_[s.id].input, s.generated = 1;
+      s.blocks = blocks_.needed(reqs_[s.id], s.kv);
+      if (!blocks_.fits(s.blocks)) break;
+      blocks_.take(s.blocks);
+      ++next_;
+      if (s.generated >= reqs_[s.id].output) finish_seq(s, t);
+      else admitted_.push_back(s);
+    }
     admit_.clear();
     int64_t tokens = 0, add = 0;
     resumed_ = 0, arrived_ = 0;
@@ -126,7 +137,7 @@ class PrefillFirst : public Engine {
       Seq s;
       if (resumed_ < preempted_.size()) {
         s.id = preempted_[resumed_].first, s.generated = preempted_[resumed_].second;
-      } else if (has_waiting(arrived_)) {
+      } else if (has_waiting(arrived_) && !reqs_[waiting(arrived_)].prefilled) {
         s.id = waiting(arrived_);
       } else {
         break;

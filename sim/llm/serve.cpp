@@ -16,12 +16,14 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <sstream>
 #include <thread>
 
 #include "frontends/pipeline/pipeline_reader.h"
 #include "models/gpu/gpu_power.h"
+#include "models/interconnect/network.h"
 #include "models/npu/energy_params.h"
 #include "frontends/zoo/zoo.h"
 #include "sim/config/system_config.h"
@@ -227,6 +229,7 @@ void check_context(const ServeRequest& o, const frontends::zoo::TransformerShape
 }
 
 ServingRecord run_continuous(const ServeRequest& o, const Setup& su);
+ServingRecord run_disaggregated(const ServeRequest& o, const Setup& base);
 ServingRecord run_pipelines(const ServeRequest& o);
 
 ServingRecord run_static(const ServeRequest& o) {
@@ -266,6 +269,7 @@ ServingRecord run_static(const ServeRequest& o) {
   su.mem = model_memory(ms, static_cast<double>(ir::dtype_bytes(su.dt)), o.tp, o.pp);
   su.cap_key = su.gpu ? "gpu.hbm.capacity_gib" : "memory.dram.capacity_gib";
   su.capacity = su.hw.get_double(su.cap_key) * (1 << 30);
+  if (!o.prefill_devices.empty() || !o.decode_devices.empty()) return run_disaggregated(o, su);
   if (o.arrival_rate > 0 || !o.trace.empty()) return run_continuous(o, su);
   for (const auto& [given, flag] : {std::make_pair(o.chunked_prefill, "--chunked-prefill"), std::make_pair(o.preempt, "--preempt"),
                                     std::make_pair(o.virtual_engines > 0, "--virtual-engines")})
@@ -374,6 +378,316 @@ std::vector<int> doubling(int hi) {
   return r;
 }
 
+// The step-time surface (docs/llm.md#continuous-batching): decode steps at batch sizes 1, 2,
+// 4 ... up to what can run at once, each at the shortest and longest KV length (linear
+// between); prefills of k prompts of the median input, up to a step's token budget (linear in
+// tokens between); the device's power over the same points. Its cost functions refer to the
+// struct's own vectors: it stays where it was built.
+struct StepSurface {
+  std::vector<Pass> passes;
+  std::vector<double> ptok, pns, bx, lo_ns, hi_ns, pw, dbx, dw;
+  int64_t kv_lo = 0, kv_top = 1;
+  int64_t l_ref = 0;    // the prefills' prompt length (the median input)
+  int kmax = 1, bmax = 1;  // the most prompts of a simulated prefill, the largest decode batch
+  StepCost cost;
+  bool powered = false;
+  StepSurface() = default;
+  StepSurface(const StepSurface&) = delete;
+  StepSurface& operator=(const StepSurface&) = delete;
+};
+
+// Piecewise linear through (x, y), extrapolating past the ends; one point: proportional.
+double lin(const std::vector<double>& x, const std::vector<double>& y, double v) {
+  if (x.size() == 1) return y[0] * (v / x[0]);
+  size_t i = 1;
+  while (i + 1 < x.size() && v > x[i]) ++i;
+  return y[i - 1] + (y[i] - y[i - 1]) * (v - x[i - 1]) / (x[i] - x[i - 1]);
+}
+
+void build_surface(StepSurface& sf, const ServeRequest& o, const Setup& su, const std::vector<Request>& reqs, const SchedulerOptions& so,
+                   double per_engine, double per_longest) {
+  int64_t in_lo = reqs[0].input, kv_hi = 0, longest = 0;
+  for (const Request& q : reqs) {
+    in_lo = std::min(in_lo, q.input);
+    kv_hi = std::max(kv_hi, q.input + q.output - 2);
+    longest = std::max(longest, q.input + q.output);
+  }
+  // With --preempt a request holds only the blocks it has filled, so up to the shortest prompt's
+  // blocks' worth may run at once.
+  int64_t shortest = longest;
+  for (const Request& q : reqs) shortest = std::min(shortest, q.input + 1);
+  const double per_running = so.on_demand_blocks ? static_cast<double>((shortest + so.block_tokens - 1) / so.block_tokens * so.block_tokens) * so.kv_bytes_per_token
+                                                 : per_longest;
+  const int bmax = static_cast<int>(std::min<double>(so.max_seqs, std::floor(per_engine / per_running)));
+  std::vector<int64_t> ins;
+  for (const auto& q : reqs) ins.push_back(q.input);
+  std::nth_element(ins.begin(), ins.begin() + static_cast<long>(ins.size() / 2), ins.end());
+  const int64_t l_ref = ins[ins.size() / 2];
+  const int kmax = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(so.max_batch_tokens / l_ref, bmax)));
+  const std::vector<int> bgrid = doubling(std::max(1, bmax)), kgrid = doubling(kmax);
+  sf.l_ref = l_ref, sf.kmax = kmax, sf.bmax = bgrid.back();
+  sf.kv_lo = in_lo, sf.kv_top = std::max(kv_hi, sf.kv_lo + 1);
+  for (int k : kgrid) sf.passes.push_back({"prefill", 0, l_ref, {}, k});
+  for (int b : bgrid)
+    for (int64_t kv : {sf.kv_lo, sf.kv_top}) sf.passes.push_back({"decode", kv, 1, {}, b});
+  simulate_passes(o, su, sf.passes);
+
+  std::map<int, std::pair<double, double>> dec;  // decode: batch -> (ns at kv_lo, ns at kv_top)
+  for (const Pass& p : sf.passes) {
+    if (p.phase == "prefill") sf.ptok.push_back(static_cast<double>(p.batch * p.seq)), sf.pns.push_back(p.run.ns);
+    else (p.kv_len == sf.kv_lo ? dec[p.batch].first : dec[p.batch].second) = p.run.ns;
+  }
+  StepSurface* s = &sf;
+  sf.cost.prefill_ns = [s](int64_t tokens, int) { return std::max(lin(s->ptok, s->pns, static_cast<double>(tokens)), 0.0); };
+  for (const auto& [b, v] : dec) sf.bx.push_back(b), sf.lo_ns.push_back(v.first), sf.hi_ns.push_back(v.second);
+  sf.cost.decode_ns = [s](int batch, double kv_mean) {
+    const double f = (kv_mean - static_cast<double>(s->kv_lo)) / static_cast<double>(s->kv_top - s->kv_lo);
+    const double a = s->bx.size() == 1 ? s->lo_ns[0] : lin(s->bx, s->lo_ns, batch), c = s->bx.size() == 1 ? s->hi_ns[0] : lin(s->bx, s->hi_ns, batch);
+    return std::max(a + (c - a) * f, 0.0);
+  };
+  // A chunked step (docs/llm.md#chunked-prefill): every token of the step goes through the
+  // GEMMs, norms and activations once, as a prefill of that many tokens does (the weights read
+  // once), and each decode adds its attention over its KV cache: a decode step's time above the
+  // same batch's at the shortest KV length.
+  sf.cost.mixed_ns = [prefill = sf.cost.prefill_ns, decode = sf.cost.decode_ns, kv_lo = sf.kv_lo](int64_t prompt, int decodes, double kv_mean) {
+    if (prompt == 0) return decode(decodes, kv_mean);
+    if (decodes == 0) return prefill(prompt, 1);
+    return prefill(prompt + decodes, 1) + std::max(0.0, decode(decodes, kv_mean) - decode(decodes, static_cast<double>(kv_lo)));
+  };
+  // Each stage's share of a step's time, averaged over the simulated passes of its kind.
+  auto shares = [&](bool prompt) {
+    std::vector<double> sum(static_cast<size_t>(o.pp), 0.0);
+    int n = 0;
+    for (const Pass& p : sf.passes)
+      if ((p.phase == "prefill") == prompt && p.run.stage_ns.size() == sum.size() && p.run.ns > 0) {
+        for (size_t i = 0; i < sum.size(); ++i) sum[i] += p.run.stage_ns[i] / p.run.ns;
+        ++n;
+      }
+    for (double& x : sum) x = n > 0 ? x / n : 1.0 / static_cast<double>(sum.size());
+    return sum;
+  };
+  if (so.virtual_engines > 1) sf.cost.prompt_stage_shares = shares(true), sf.cost.decode_stage_shares = shares(false);
+  // Power over the same surface as time: prefill passes by tokens, decode passes by batch
+  // (averaged over their two KV lengths).
+  sf.powered = energy_modelled(sf.passes);
+  std::map<int, std::pair<double, int>> dpow;
+  for (const Pass& p : sf.passes) {
+    if (p.phase == "prefill") sf.pw.push_back(pass_power_w(p));
+    else dpow[p.batch].first += pass_power_w(p), dpow[p.batch].second += 1;
+  }
+  for (const auto& [b, v] : dpow) sf.dbx.push_back(b), sf.dw.push_back(v.first / v.second);
+  if (sf.powered) {
+    sf.cost.prompt_power_w = [s](int64_t tokens) { return std::max(lin(s->ptok, s->pw, static_cast<double>(tokens)), 0.0); };
+    sf.cost.decode_power_w = [s](int batch) { return std::max(s->dbx.size() == 1 ? s->dw[0] : lin(s->dbx, s->dw, batch), 0.0); };
+  }
+}
+
+// ---- disaggregated serving (docs/llm.md#disaggregated-serving) ----
+
+// "0-3,6" -> {0, 1, 2, 3, 6}: each device once, within the system's n.
+std::vector<int> parse_devices(const std::string& text, int n, const std::string& flag) {
+  std::vector<int> r;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    const size_t dash = item.find('-');
+    int lo = -1, hi = -1;
+    try {
+      size_t used = 0;
+      lo = std::stoi(item.substr(0, dash), &used);
+      if (used != item.substr(0, dash).size()) throw std::invalid_argument(item);
+      hi = lo;
+      if (dash != std::string::npos) {
+        hi = std::stoi(item.substr(dash + 1), &used);
+        if (used != item.substr(dash + 1).size()) throw std::invalid_argument(item);
+      }
+    } catch (const std::exception&) {
+      throw InputError("sim llm", flag, "expected device indices such as 0-3 or 0,2, got '" + text + "'");
+    }
+    if (lo < 0 || hi < lo || hi >= n)
+      throw InputError("sim llm", flag, "'" + item + "' is not a range of the system's devices 0-" + std::to_string(n - 1));
+    for (int d = lo; d <= hi; ++d) {
+      if (std::find(r.begin(), r.end(), d) != r.end()) throw InputError("sim llm", flag, "device " + std::to_string(d) + " given twice");
+      r.push_back(d);
+    }
+  }
+  if (r.empty()) throw InputError("sim llm", flag, "names no device");
+  return r;
+}
+
+// One pool: its devices (each a replica holding the whole model), their config, the step
+// surface simulated on it, and what its replicas served.
+struct Pool {
+  std::string role;
+  std::vector<int> devices;
+  Setup su;
+  SchedulerOptions so;
+  StepSurface surface;
+  std::vector<ContinuousResult> served;  // per replica
+};
+
+void setup_pool(Pool& p, const ServeRequest& o, const Setup& base, const std::vector<Request>& reqs) {
+  const config::SystemConfig& sys = *base.sys_cfg;
+  const std::string flag = "--" + p.role + "-devices";
+  for (int d : p.devices)
+    if (sys.devices[static_cast<size_t>(d)].source != sys.devices[static_cast<size_t>(p.devices[0])].source)
+      throw InputError("sim llm", flag, "a pool's devices share one config: device " + std::to_string(d) + " is " +
+                                            sys.devices[static_cast<size_t>(d)].source + ", device " + std::to_string(p.devices[0]) + " " +
+                                            sys.devices[static_cast<size_t>(p.devices[0])].source);
+  p.su = base;
+  p.su.on_system = false;
+  p.su.sys_cfg.reset();
+  p.su.hw = sys.devices[static_cast<size_t>(p.devices[0])].hw;
+  p.su.gpu = p.su.hw.get_string("device") == "gpu";
+  p.su.devices = 1;
+  const auto& sh = base.shape;
+  const ModelShape ms{p.su.layers, sh.d, sh.heads, sh.kv_heads, sh.ffn, sh.vocab, sh.head_dim,
+                      static_cast<double>(sh.parameters), static_cast<double>(sh.outside_layers), sh.layers};
+  p.su.mem = model_memory(ms, static_cast<double>(ir::dtype_bytes(p.su.dt)), 1, 1);
+  p.su.cap_key = p.su.gpu ? "gpu.hbm.capacity_gib" : "memory.dram.capacity_gib";
+  p.su.capacity = p.su.hw.get_double(p.su.cap_key) * (1 << 30);
+  p.so.max_batch_tokens = o.max_batch_tokens;
+  p.so.max_seqs = o.max_seqs;
+  p.so.chunked_prefill = o.chunked_prefill && p.role == "prefill";  // a decode pool admits KV, not prompts
+  p.so.on_demand_blocks = o.preempt;
+  p.so.kv_bytes_per_token = p.su.mem.kv_bytes_per_token;
+  p.so.kv_capacity_bytes = p.su.capacity - p.su.mem.weight_bytes - static_cast<double>(o.max_batch_tokens) * p.su.mem.activation_bytes_per_token;
+  int64_t longest = 0;
+  for (const Request& q : reqs) longest = std::max(longest, q.input + q.output);
+  const double per_longest = static_cast<double>((longest + p.so.block_tokens - 1) / p.so.block_tokens * p.so.block_tokens) * p.so.kv_bytes_per_token;
+  if (p.so.kv_capacity_bytes < per_longest)
+    throw InputError(p.su.hw.source(), p.su.cap_key, "the " + p.role + " pool's devices hold the whole model: the longest request's KV cache " +
+                                                        "does not fit beside its weights (" + fmt("%.2f", p.su.mem.weight_bytes / (1 << 30)) +
+                                                        " GiB) and a prefill step's activations");
+  build_surface(p.surface, o, p.su, reqs, p.so, p.so.kv_capacity_bytes, per_longest);
+}
+
+ServingRecord run_disaggregated(const ServeRequest& o, const Setup& base) {
+  ServingRecord rec;
+  if (!base.on_system) throw InputError("sim llm", "--prefill-devices", "disaggregated serving needs a system config holding both pools (docs/system.md)");
+  if (o.prefill_devices.empty() || o.decode_devices.empty())
+    throw InputError("sim llm", o.prefill_devices.empty() ? "--prefill-devices" : "--decode-devices", "give both --prefill-devices and --decode-devices");
+  if (o.tp != 1 || o.pp != 1) throw InputError("sim llm", "--tp", "disaggregated pools run each device as a replica of the whole model: give --tp 1 --pp 1");
+  if (o.arrival_rate <= 0 && o.trace.empty())
+    throw InputError("sim llm", "--prefill-devices", "disaggregated serving runs continuous batching: give --arrival-rate or --trace");
+  if (o.virtual_engines > 1) throw InputError("sim llm", "--virtual-engines", "applies to pipelines (--pp), not to disaggregated pools");
+  const config::SystemConfig& sys = *base.sys_cfg;
+  const int n = static_cast<int>(sys.devices.size());
+  Pool prefill, decode;
+  prefill.role = "prefill", decode.role = "decode";
+  prefill.devices = parse_devices(o.prefill_devices, n, "--prefill-devices");
+  decode.devices = parse_devices(o.decode_devices, n, "--decode-devices");
+  for (int d : decode.devices)
+    if (std::find(prefill.devices.begin(), prefill.devices.end(), d) != prefill.devices.end())
+      throw InputError("sim llm", "--decode-devices", "device " + std::to_string(d) + " is in both pools");
+  RequestTrace trace;
+  if (!o.trace.empty()) trace = read_request_trace(o.trace, o.trace_scale);
+  const std::vector<Request> reqs =
+      o.trace.empty() ? poisson_requests(o.requests, o.arrival_rate, o.input, o.output, o.seed) : trace.requests;
+  int64_t longest = 0, in_hi = 0;
+  for (const Request& q : reqs) longest = std::max(longest, q.input + q.output), in_hi = std::max(in_hi, q.input);
+  check_context(o, base.shape, longest, o.trace.empty() ? "--input/--output" : "the longest request of " + o.trace);
+  if (in_hi > o.max_batch_tokens && !o.chunked_prefill)
+    throw InputError("sim llm", "--max-batch-tokens", "a prompt of " + std::to_string(in_hi) + " tokens exceeds the " +
+                                                          std::to_string(o.max_batch_tokens) + " tokens a prefill step may take (or give --chunked-prefill)");
+  // The prefill pool serves each request's prompt and first token (output 1); the decode pool
+  // the rest, from the moment its KV cache has arrived.
+  std::vector<Request> prompts = reqs;
+  for (Request& q : prompts) q.output = 1;
+  setup_pool(prefill, o, base, prompts);
+  setup_pool(decode, o, base, reqs);
+
+  const size_t np = prefill.devices.size(), nd = decode.devices.size();
+  std::vector<double> first(reqs.size(), 0);
+  prefill.served.resize(np);
+  for (size_t r = 0; r < np; ++r) {  // request i to prefill replica i mod np
+    std::vector<Request> mine;
+    std::vector<size_t> ids;
+    for (size_t i = r; i < prompts.size(); i += np) mine.push_back(prompts[i]), ids.push_back(i);
+    if (mine.empty()) continue;
+    prefill.served[r] = serve_continuous(mine, prefill.so, prefill.surface.cost);
+    for (size_t k = 0; k < ids.size(); ++k) first[ids[k]] = prefill.served[r].requests[k].first_token_ns;
+  }
+  // KV transfers over the system's links, in the order the prefills end: request i from its
+  // prefill device to decode replica i mod nd.
+  std::vector<size_t> order(reqs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return first[a] < first[b]; });
+  models::Network net(n, sys.network);
+  std::vector<double> landed(reqs.size(), 0), transfer_ms;
+  double kv_bytes_total = 0;
+  for (size_t i : order) {
+    const double bytes = prefill.su.mem.kv_bytes_per_token * static_cast<double>(reqs[i].input);
+    landed[i] = reqs[i].output <= 1 ? first[i] : net.transfer(prefill.devices[i % np], decode.devices[i % nd], first[i], bytes);
+    if (reqs[i].output > 1) transfer_ms.push_back((landed[i] - first[i]) / 1e6), kv_bytes_total += bytes;
+  }
+  ContinuousResult all;
+  all.requests.resize(reqs.size());
+  for (size_t i = 0; i < reqs.size(); ++i) all.requests[i] = {reqs[i].arrival_ns, first[i], first[i], reqs[i].output};
+  for (const ContinuousResult& r : prefill.served) all.tokens_out.insert(all.tokens_out.end(), r.tokens_out.begin(), r.tokens_out.end());
+  decode.served.resize(nd);
+  for (size_t r = 0; r < nd; ++r) {
+    std::vector<size_t> ids;
+    for (size_t i = r; i < reqs.size(); i += nd)
+      if (reqs[i].output > 1) ids.push_back(i);
+    if (ids.empty()) continue;
+    std::stable_sort(ids.begin(), ids.end(), [&](size_t a, size_t b) { return landed[a] < landed[b]; });
+    std::vector<Request> mine;
+    for (size_t i : ids) mine.push_back({landed[i], reqs[i].input, reqs[i].output, true});
+    decode.served[r] = serve_continuous(mine, decode.so, decode.surface.cost);
+    for (size_t k = 0; k < ids.size(); ++k) all.requests[ids[k]].finish_ns = decode.served[r].requests[k].finish_ns;
+    all.tokens_out.insert(all.tokens_out.end(), decode.served[r].tokens_out.begin(), decode.served[r].tokens_out.end());
+  }
+  std::sort(all.tokens_out.begin(), all.tokens_out.end());
+  const Metrics m = continuous_metrics(all);
+
+  // Energy: every replica's steps, and its idle power for the rest of the run.
+  const bool powered = prefill.surface.powered && decode.surface.powered;
+  double energy_j = 0;
+  for (Pool* p : {&prefill, &decode})
+    for (const ContinuousResult& r : p->served) energy_j += r.busy_energy_j + idle_power_w(p->su) * std::max(0.0, m.total_ns - r.busy_ns) * 1e-9;
+  int64_t output_tokens = 0;
+  for (const Request& q : reqs) output_tokens += q.output;
+
+  const double gib = 1 << 30;
+  nlohmann::ordered_json j;
+  j["workload"] = {{"model", o.model}, {"requests", reqs.size()}, {"arrivals", o.trace.empty() ? "poisson" : "trace"},
+                   {"arrival_rate_per_s", o.trace.empty() ? o.arrival_rate : 0.0}, {"seed", o.seed}, {"trace", o.trace},
+                   {"dtype", ir::dtype_name(base.dt)}, {"layers", base.layers}, {"batching", "continuous, disaggregated"}};
+  j["hardware"] = {{"name", sys.name}, {"source", sys.source}, {"device", "system"}, {"devices", np + nd}, {"tp", 1}, {"pp", 1}};
+  Setup whole = base;
+  whole.devices = static_cast<int>(np + nd);
+  j["totals"] = totals_json(m, whole);
+  j["latency_ms"] = latency_json(m);
+  j["energy"] = energy_json(powered, energy_j, m.total_ns * 1e-9, static_cast<double>(output_tokens), static_cast<int>(np + nd));
+  auto pool_json = [&](const Pool& p) {
+    int steps = 0, peak_running = 0;
+    double peak_kv = 0, busy = 0;
+    for (const ContinuousResult& r : p.served) {
+      steps += r.prefill_steps + r.decode_steps + r.mixed_steps, peak_running = std::max(peak_running, r.peak_running);
+      peak_kv = std::max(peak_kv, r.peak_kv_bytes), busy += r.busy_ns;
+    }
+    return nlohmann::ordered_json{{"devices", p.devices}, {"config", p.su.hw.get_string("name")}, {"source", p.su.hw.source()},
+                                  {"weights_gib", p.su.mem.weight_bytes / gib}, {"kv_cache_capacity_gib", p.so.kv_capacity_bytes / gib},
+                                  {"peak_kv_cache_gib", peak_kv / gib}, {"peak_running", peak_running}, {"steps", steps},
+                                  {"busy_share", m.total_ns > 0 ? busy / (m.total_ns * static_cast<double>(p.devices.size())) : 0.0}};
+  };
+  const double mean_transfer = transfer_ms.empty() ? 0 : std::accumulate(transfer_ms.begin(), transfer_ms.end(), 0.0) / static_cast<double>(transfer_ms.size());
+  j["disaggregated"] = {{"prefill", pool_json(prefill)}, {"decode", pool_json(decode)},
+                        {"kv_transfer", {{"requests", transfer_ms.size()},
+                                         {"bytes_per_request", transfer_ms.empty() ? 0.0 : kv_bytes_total / static_cast<double>(transfer_ms.size())},
+                                         {"mean_ms", mean_transfer}, {"p99_ms", transfer_ms.empty() ? 0.0 : percentile(transfer_ms, 99)}}}};
+  rec.report = std::move(j);
+  appendf(rec.summary, "%s on %s: %zu requests, disaggregated: prefill on %zu x %s (devices %s), decode on %zu x %s (devices %s), %s\n",
+          o.model.c_str(), sys.name.c_str(), reqs.size(), np, prefill.su.hw.get_string("name").c_str(), o.prefill_devices.c_str(), nd,
+          decode.su.hw.get_string("name").c_str(), o.decode_devices.c_str(), ir::dtype_name(base.dt));
+  appendf(rec.summary, "KV cache moved per request: %.1f MiB in %.3f ms on average (p99 %.3f ms)\n",
+          transfer_ms.empty() ? 0.0 : kv_bytes_total / static_cast<double>(transfer_ms.size()) / (1 << 20), mean_transfer,
+          transfer_ms.empty() ? 0.0 : percentile(transfer_ms, 99));
+  appendf(rec.summary, "TTFT %.3f ms (p50 %.3f, p99 %.3f)  TPOT %.3f ms  end-to-end %.3f ms (p99 %.3f)  %.1f output tokens/s\n", m.ttft_mean_ns / 1e6,
+          m.ttft_p50_ns / 1e6, m.ttft_p99_ns / 1e6, m.tpot_ns / 1e6, m.e2e_mean_ns / 1e6, m.e2e_p99_ns / 1e6, m.output_tokens_per_s);
+  return rec;
+}
+
 ServingRecord run_continuous(const ServeRequest& o, const Setup& su) {
   ServingRecord rec;
   if (o.max_batch_tokens < 1 || o.max_seqs < 1) throw InputError("sim llm", "--max-batch-tokens", "--max-batch-tokens and --max-seqs must be at least 1");
@@ -411,86 +725,11 @@ ServingRecord run_continuous(const ServeRequest& o, const Setup& su) {
     throw InputError(su.hw.source(), su.cap_key, "the longest request's KV cache does not fit beside the weights (" +
                                                      fmt("%.2f", su.mem.weight_bytes / (1 << 30)) + " GiB) and a prefill step's activations" +
                                                      (so.virtual_engines > 1 ? " in 1/" + std::to_string(so.virtual_engines) + " of the cache (one virtual engine's)" : ""));
-  // The step-time surface: decode steps at batch sizes 1, 2, 4 ... up to what can run at once,
-  // each at the shortest and longest KV length (linear between); prefills of k prompts of the
-  // median input, up to a step's token budget (linear in tokens between).
-  // With --preempt a request holds only the blocks it has filled, so up to the shortest prompt's
-  // blocks' worth may run at once.
-  int64_t shortest = longest;
-  for (const Request& q : reqs) shortest = std::min(shortest, q.input + 1);
-  const double per_running = o.preempt ? static_cast<double>((shortest + so.block_tokens - 1) / so.block_tokens * so.block_tokens) * so.kv_bytes_per_token
-                                       : per_longest;
-  const int bmax = static_cast<int>(std::min<double>(o.max_seqs, std::floor(per_engine / per_running)));
-  std::vector<int64_t> ins;
-  for (const auto& q : reqs) ins.push_back(q.input);
-  std::nth_element(ins.begin(), ins.begin() + static_cast<long>(ins.size() / 2), ins.end());
-  const int64_t l_ref = ins[ins.size() / 2];
-  const int kmax = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(o.max_batch_tokens / l_ref, bmax)));
-  std::vector<Pass> passes;
-  const std::vector<int> bgrid = doubling(std::max(1, bmax)), kgrid = doubling(kmax);
-  const int64_t kv_lo = in_lo, kv_top = std::max(kv_hi, kv_lo + 1);
-  for (int k : kgrid) passes.push_back({"prefill", 0, l_ref, {}, k});
-  for (int b : bgrid)
-    for (int64_t kv : {kv_lo, kv_top}) passes.push_back({"decode", kv, 1, {}, b});
-  simulate_passes(o, su, passes);
-
-  std::vector<double> ptok, pns;  // prefill: tokens -> ns
-  std::map<int, std::pair<double, double>> dec;  // decode: batch -> (ns at kv_lo, ns at kv_top)
-  for (const Pass& p : passes) {
-    if (p.phase == "prefill") ptok.push_back(static_cast<double>(p.batch * p.seq)), pns.push_back(p.run.ns);
-    else (p.kv_len == kv_lo ? dec[p.batch].first : dec[p.batch].second) = p.run.ns;
-  }
-  auto lin = [](const std::vector<double>& x, const std::vector<double>& y, double v) {
-    if (x.size() == 1) return y[0] * (v / x[0]);  // one point: proportional to the tokens
-    size_t i = 1;
-    while (i + 1 < x.size() && v > x[i]) ++i;
-    return y[i - 1] + (y[i] - y[i - 1]) * (v - x[i - 1]) / (x[i] - x[i - 1]);  // extrapolates past the ends
-  };
-  StepCost cost;
-  cost.prefill_ns = [&](int64_t tokens, int) { return std::max(lin(ptok, pns, static_cast<double>(tokens)), 0.0); };
-  std::vector<double> bx, lo_ns, hi_ns;
-  for (const auto& [b, v] : dec) bx.push_back(b), lo_ns.push_back(v.first), hi_ns.push_back(v.second);
-  cost.decode_ns = [&](int batch, double kv_mean) {
-    const double f = (kv_mean - static_cast<double>(kv_lo)) / static_cast<double>(kv_top - kv_lo);
-    const double a = bx.size() == 1 ? lo_ns[0] : lin(bx, lo_ns, batch), c = bx.size() == 1 ? hi_ns[0] : lin(bx, hi_ns, batch);
-    return std::max(a + (c - a) * f, 0.0);
-  };
-  // A chunked step (docs/llm.md#chunked-prefill): every token of the step goes through the
-  // GEMMs, norms and activations once, as a prefill of that many tokens does (the weights read
-  // once), and each decode adds its attention over its KV cache: a decode step's time above the
-  // same batch's at the shortest KV length.
-  cost.mixed_ns = [prefill = cost.prefill_ns, decode = cost.decode_ns, kv_lo](int64_t prompt, int decodes, double kv_mean) {
-    if (prompt == 0) return decode(decodes, kv_mean);
-    if (decodes == 0) return prefill(prompt, 1);
-    return prefill(prompt + decodes, 1) + std::max(0.0, decode(decodes, kv_mean) - decode(decodes, static_cast<double>(kv_lo)));
-  };
-  // Each stage's share of a step's time, averaged over the simulated passes of its kind.
-  auto shares = [&](bool prompt) {
-    std::vector<double> sum(static_cast<size_t>(o.pp), 0.0);
-    int n = 0;
-    for (const Pass& p : passes)
-      if ((p.phase == "prefill") == prompt && p.run.stage_ns.size() == sum.size() && p.run.ns > 0) {
-        for (size_t s = 0; s < sum.size(); ++s) sum[s] += p.run.stage_ns[s] / p.run.ns;
-        ++n;
-      }
-    for (double& x : sum) x = n > 0 ? x / n : 1.0 / static_cast<double>(sum.size());
-    return sum;
-  };
-  if (so.virtual_engines > 1) cost.prompt_stage_shares = shares(true), cost.decode_stage_shares = shares(false);
-  // Power over the same surface as time: prefill passes by tokens, decode passes by batch
-  // (averaged over their two KV lengths).
-  const bool powered = energy_modelled(passes);
-  std::vector<double> pw, dbx, dw;
-  std::map<int, std::pair<double, int>> dpow;
-  for (const Pass& p : passes) {
-    if (p.phase == "prefill") pw.push_back(pass_power_w(p));
-    else dpow[p.batch].first += pass_power_w(p), dpow[p.batch].second += 1;
-  }
-  for (const auto& [b, v] : dpow) dbx.push_back(b), dw.push_back(v.first / v.second);
-  if (powered) {
-    cost.prompt_power_w = [&](int64_t tokens) { return std::max(lin(ptok, pw, static_cast<double>(tokens)), 0.0); };
-    cost.decode_power_w = [&](int batch) { return std::max(dbx.size() == 1 ? dw[0] : lin(dbx, dw, batch), 0.0); };
-  }
+  StepSurface surface;
+  build_surface(surface, o, su, reqs, so, per_engine, per_longest);
+  std::vector<Pass>& passes = surface.passes;
+  const StepCost& cost = surface.cost;
+  const bool powered = surface.powered;
   const ContinuousResult res = serve_continuous(reqs, so, cost);
   const Metrics m = continuous_metrics(res);
   int64_t output_tokens = 0;
@@ -573,7 +812,8 @@ ServingRecord run_continuous(const ServeRequest& o, const Setup& su) {
     }
     appendf(rec.summary, "steps simulated: %zu (prefills of 1..%d prompts of %lld tokens; decodes at batch 1..%d, KV %lld and %lld); "
                 "%d prefill and %d decode steps served%s\n",
-                passes.size(), kmax, static_cast<long long>(l_ref), bgrid.back(), static_cast<long long>(kv_lo), static_cast<long long>(kv_top),
+                passes.size(), surface.kmax, static_cast<long long>(surface.l_ref), surface.bmax, static_cast<long long>(surface.kv_lo),
+                static_cast<long long>(surface.kv_top),
                 res.prefill_steps, res.decode_steps,
                 o.preempt ? (", " + std::to_string(res.preemptions) + " preemptions").c_str() : "");
     appendf(rec.summary, "TTFT %.3f ms (p50 %.3f, p99 %.3f)  TPOT %.3f ms  end-to-end %.3f ms (p99 %.3f)  %.1f output tokens/s\n", m.ttft_mean_ns / 1e6,

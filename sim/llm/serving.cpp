@@ -205,6 +205,12 @@ const std::vector<ServingOption>& serving_options() {
       {"rope_scaling", T::Number, &O::rope_scaling, 1, 64,
        "a rotary (llama) model's context stretched this many times by RoPE scaling; without it a request longer "
        "than the model's context (max_position_embeddings) is refused"},
+      {"prefill_devices", T::Text, &O::prefill_devices, 0, 0,
+       "disaggregated serving on a system: the devices that run prefills (\"0-3\", \"0,2\"), each a replica; with "
+       "decode_devices"},
+      {"decode_devices", T::Text, &O::decode_devices, 0, 0,
+       "disaggregated serving: the devices that run decodes, each a replica; every request's KV cache moves over the "
+       "system's links after its prefill"},
   };
   return o;
 }

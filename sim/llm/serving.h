@@ -69,6 +69,9 @@ double percentile(std::vector<double> values, double p);
 struct Request {
   double arrival_ns = 0;
   int64_t input = 0, output = 0;
+  // Disaggregated serving's decode pool: the prompt's KV cache arrives with the request (its
+  // first token already out); admitted straight into decoding, no prefill step.
+  bool prefilled = false;
 };
 // n requests arriving as a Poisson process of `rate_per_s` (exponential gaps drawn from a 64-bit
 // Mersenne twister seeded with `seed`, inverted by hand so any platform draws the same), each of
@@ -170,6 +173,9 @@ struct ServingOptions {
   bool preempt = false;
   int virtual_engines = 0;
   double rope_scaling = 1;  // a rotary model's context stretched this many times (RoPE scaling)
+  // Disaggregated serving (docs/llm.md#disaggregated-serving): a system's devices for prefills
+  // and for decodes ("0-3", "4,6"); empty: co-located.
+  std::string prefill_devices, decode_devices;
   // Not options of the table: a runtime's own passes instead of a zoo model, and hardware
   // overrides (key=value, as --set).
   std::string prefill_pipeline, decode_pipeline;

@@ -336,6 +336,45 @@ TEST(LlmCli, ServesHuggingFaceConfigs) {
   EXPECT_NE(r.output.find("MixtralForCausalLM, layout llama-moe"), std::string::npos) << r.output;
 }
 
+// Disaggregated serving: prefills on one pool of a system's devices, decodes on another, each
+// request's KV cache moved over the links in between; the pools' own configs (H100 prefill, RNGD
+// decode on the mixed system). Refusals name the flag.
+TEST(LlmCli, DisaggregatedServingRunsPrefillAndDecodePools) {
+  const std::string d = scratch_dir("llm_disagg");
+  const std::string base = "llm gpt2 --arrival-rate 50 --requests 24 --input 256 --output 16 --max-seqs 8 --max-batch-tokens 1024 -q ";
+  auto r = run_sim(base + "--hw system_8x_h100 --prefill-devices 0 --decode-devices 1-2 --report '" + d + "/a.json'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto a = nlohmann::json::parse(read_text(d + "/a.json"));
+  const auto& dis = a["disaggregated"];
+  EXPECT_EQ(dis["prefill"]["devices"], nlohmann::json::array({0}));
+  EXPECT_EQ(dis["decode"]["devices"], nlohmann::json::array({1, 2}));
+  EXPECT_EQ(dis["kv_transfer"]["requests"], 24);
+  // gpt2's KV cache: 2 x 12 layers x 768 x 2 bytes per token, 256 tokens each.
+  EXPECT_DOUBLE_EQ(dis["kv_transfer"]["bytes_per_request"].get<double>(), 2.0 * 12 * 768 * 2 * 256);
+  EXPECT_GT(dis["kv_transfer"]["mean_ms"].get<double>(), 0);
+  EXPECT_GT(a["totals"]["ttft_ms"].get<double>(), 0);
+  EXPECT_GT(a["totals"]["tpot_ms"].get<double>(), 0);
+  EXPECT_TRUE(a["energy"]["modelled"].get<bool>());
+  // Mixed kinds: the decode pool on the RNGD cards of the mixed system.
+  r = run_sim(base + "--hw system_4x_h100_4x_rngd --prefill-devices 0 --decode-devices 4-5 --report '" + d + "/m.json'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto m = nlohmann::json::parse(read_text(d + "/m.json"));
+  EXPECT_EQ(m["disaggregated"]["prefill"]["config"], "gpu-h100-sxm5");
+  EXPECT_EQ(m["disaggregated"]["decode"]["config"], "rngd-like");
+  EXPECT_NE(m["totals"]["tpot_ms"], a["totals"]["tpot_ms"]);
+  for (const auto& [args, words] : std::vector<std::pair<std::string, std::string>>{
+           {"--hw gpu_h100 --prefill-devices 0 --decode-devices 1", "needs a system config"},
+           {"--hw system_8x_h100 --prefill-devices 0-1 --decode-devices 1-2", "in both pools"},
+           {"--hw system_8x_h100 --prefill-devices 0-9 --decode-devices 1", "--prefill-devices"},
+           {"--hw system_8x_h100 --prefill-devices x --decode-devices 1", "expected device indices"},
+           {"--hw system_4x_h100_4x_rngd --prefill-devices 3-4 --decode-devices 5", "share one config"},
+           {"--hw system_8x_h100 --prefill-devices 0", "give both"}}) {
+    r = run_sim(base + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(words), std::string::npos) << args << "\n" << r.output;
+  }
+}
+
 TEST(LlmCli, ServesAStaticBatchOnAGpuAndAnNpu) {
   const std::string d = scratch_dir("llm_cli");
   for (const char* hw : {"gpu_h100", "npu"}) {

@@ -108,6 +108,21 @@ TEST(LlmContinuous, PrefillFirstSchedulerByHand) {
   EXPECT_DOUBLE_EQ(m.output_tokens_per_s, 9 / 7e-3);
 }
 
+// Disaggregated decode pool: requests that bring their KV cache join the decodes at once, no
+// prefill step. A (10 in, 3 out) at 0 and B (10 in, 2 out) at 0.7 ms; decode steps of 0.5 ms:
+//   0-0.5: A decodes (its 2nd token); 0.5-1.0: A (3rd, done) - B waits for the step's end;
+//   1.0-1.5: B decodes (its 2nd, done).
+TEST(LlmContinuous, PrefilledRequestsJoinTheDecodesWithoutAPrefill) {
+  SchedulerOptions o;
+  o.kv_capacity_bytes = 1e12, o.kv_bytes_per_token = 1;
+  const std::vector<Request> reqs{{0, 10, 3, true}, {0.7e6, 10, 2, true}};
+  const ContinuousResult r = serve_continuous(reqs, o, fixed_costs());
+  EXPECT_EQ(r.prefill_steps, 0);
+  EXPECT_EQ(r.decode_steps, 3);
+  EXPECT_DOUBLE_EQ(r.requests[0].finish_ns, 1e6);
+  EXPECT_DOUBLE_EQ(r.requests[1].finish_ns, 1.5e6);
+}
+
 // Chunked prefill by hand: a step of p prompt tokens and d decodes takes p + 10 d ns; a step
 // holds 5 tokens. A (6 in, 3 out) and B (4 in, 2 out) arrive at 0:
 //   step 1: A's first 5 prompt tokens                      -> t = 5
