@@ -104,6 +104,7 @@ run::RunSummary pass_on_system(const ir::System& sys, const config::SystemConfig
   r.ns = sr.sim.makespan_ns;
   r.by_class_ns["compute"] = sr.sim.devices.front().busy_ns;
   r.by_class_ns["communication"] = sr.sim.devices.front().comm_ns;
+  r.energy_uj = sr.energy_uj;  // the pipeline's devices together
   if (stages > 1) {
     std::vector<double> first(static_cast<size_t>(stages), r.ns);
     for (size_t i = 0; i < sys.supertasks.size(); ++i) {

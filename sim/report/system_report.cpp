@@ -85,12 +85,14 @@ namespace {
 struct SystemTotals {
   double makespan_ns = 0, busy_ns = 0, comm_ns = 0, wait_ns = 0, stall_ns = 0, link_bytes = 0;
   int devices = 0;
+  double energy_uj = -1;
 };
 
 SystemTotals totals_of(const SystemReport& r) {
   const models::SystemSimResult& m = *r.sim;
   SystemTotals t;
   t.makespan_ns = m.makespan_ns;
+  t.energy_uj = r.energy_uj;
   for (const auto& d : m.devices) {
     if (d.name.rfind("host:", 0) == 0) continue;
     t.busy_ns += d.busy_ns, t.comm_ns += d.comm_ns, t.wait_ns += d.comm_wait_ns, t.stall_ns += d.mem_stall_ns, ++t.devices;
@@ -125,6 +127,11 @@ const std::vector<SystemField>& system_fields() {
       {"link_bytes", "bytes", "bytes over every link", [](const T& t) { return J(static_cast<int64_t>(std::llround(t.link_bytes))); },
        kInTotals | kInSweep},
       {"devices", "", "accelerators (host lanes left out)", [](const T& t) { return J(t.devices); }, kInTotals | kInSweep},
+      {"energy_uj", "uJ", "the devices the pipeline uses: their supertasks' energy and their idle power the rest of the makespan (empty when a device's power is not modelled; docs/energy.md#systems)",
+       [](const T& t) { return t.energy_uj >= 0 ? J(t.energy_uj) : J(nullptr); }, kInTotals | kInSweep},
+      {"average_power_w", "W", "energy_uj / the makespan",
+       [](const T& t) { return t.energy_uj >= 0 && t.makespan_ns > 0 ? J(t.energy_uj * 1000 / t.makespan_ns) : J(nullptr); },
+       kInTotals | kInSweep},
   };
   return f;
 }

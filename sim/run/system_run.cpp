@@ -6,6 +6,8 @@
 #include <sstream>
 #include <thread>
 
+#include "models/gpu/gpu_power.h"
+#include "models/npu/energy_params.h"
 #include "sim/ir/error.h"
 #include "sim/run/fork_pool.h"
 #include "sim/run/npu_run.h"
@@ -110,6 +112,7 @@ SystemRun simulate_pipeline(const ir::System& sys, const config::SystemConfig& c
 
   // Compute times: one simulation per distinct (device config, supertask structure).
   std::vector<double> compute_ns(sys.supertasks.size(), 0), compute_bytes(sys.supertasks.size(), 0);
+  std::vector<double> compute_uj(sys.supertasks.size(), 0);  // < 0: the device's power not modelled
   std::vector<double> memory_rate(cfg.devices.size(), 0);
   std::vector<int> estimated;
   std::map<std::pair<std::string, std::string>, std::vector<int>> jobs;  // -> supertasks
@@ -150,6 +153,7 @@ SystemRun simulate_pipeline(const ir::System& sys, const config::SystemConfig& c
         const RunSummary dr = RunSummary::from_json(out.payload);
         for (int t : groups[out.index]) {
           compute_ns[static_cast<size_t>(t)] = dr.ns, compute_bytes[static_cast<size_t>(t)] = dr.memory_bytes;
+          compute_uj[static_cast<size_t>(t)] = dr.energy_uj;
           memory_rate[static_cast<size_t>(slot_device[static_cast<size_t>(sys.supertasks[static_cast<size_t>(t)].device_index)])] =
               dr.memory_rate;
         }
@@ -161,6 +165,26 @@ SystemRun simulate_pipeline(const ir::System& sys, const config::SystemConfig& c
   r.sim = engine::simulate_system(sys, cfg, slot_device, lanes, compute_ns, compute_bytes, memory_rate, on_cores);
   r.slot_device = slot_device;
   r.estimated = estimated;
+  // Energy: every compute supertask's own, and each used device's idle power (a GPU's idle_w,
+  // an NPU's static_w) while it computes nothing: collectives, waits, idle. Links are not costed.
+  std::vector<char> used(cfg.devices.size(), 0);
+  for (int d : slot_device)
+    if (d >= 0 && d < n_dev) used[static_cast<size_t>(d)] = 1;
+  double uj = 0;
+  bool modelled = true;
+  for (size_t t = 0; t < sys.supertasks.size(); ++t) {
+    const ir::SuperTask& st = sys.supertasks[t];
+    if (st.kind != ir::SuperTaskKind::Compute || slot_device[static_cast<size_t>(st.device_index)] >= n_dev) continue;
+    if (compute_uj[t] < 0 || st.compute->estimated) modelled = false;
+    uj += compute_uj[t];
+  }
+  for (int d = 0; d < n_dev && modelled; ++d) {
+    if (!used[static_cast<size_t>(d)]) continue;
+    const auto& dev = cfg.devices[static_cast<size_t>(d)];
+    const double idle_w = dev.gpu ? models::GpuPowerParams::read(dev.hw).idle_w : models::EnergyParams::read(dev.hw).static_w;
+    uj += idle_w * std::max(0.0, r.sim.makespan_ns - r.sim.devices[static_cast<size_t>(d)].busy_ns) / 1000;  // W x us
+  }
+  r.energy_uj = modelled ? uj : -1;
   return r;
 }
 

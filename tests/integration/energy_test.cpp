@@ -67,6 +67,19 @@ TEST(Energy, WorkloadMacsAreTheSameOnEveryDevice) {
   EXPECT_LT(t[1]["executed_macs"].get<double>(), t[1]["workload_macs"].get<double>());
 }
 
+// A system: the pipeline's devices, between their idle power and their TDP.
+TEST(Energy, SystemRunsCountThePipelinesDevices) {
+  const std::string d = scratch_dir("energy_system");
+  ASSERT_EQ(run_sim("zoo llama2-7b --tp 2 --layers 2 --batch 2 --seq 64 -o '" + d + "/p.json'").exit_code, 0);
+  const auto r = run_sim("--ir '" + d + "/p.json' --hw system_8x_h100 -q --report '" + d + "/r.json'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json t = json::parse(read_text(d + "/r.json"))["totals"];
+  const double w = t["average_power_w"].get<double>();
+  EXPECT_GT(w, 2 * 70.0);  // two H100s: above their idle power, at most their TDP
+  EXPECT_LE(w, 2 * 700.0);
+  EXPECT_NEAR(t["energy_uj"].get<double>(), w * t["makespan_us"].get<double>(), 1e-6 * t["energy_uj"].get<double>());
+}
+
 TEST(Energy, ServingReportsTokensPerJoule) {
   const std::string d = scratch_dir("energy_llm");
   const auto r = run_sim("llm gpt2 --hw gpu_h100 --batch 4 --input 64 --output 8 --buckets 2 -q --report '" + d + "/s.json'");
