@@ -296,8 +296,8 @@ gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t sm
 }
 
 gpu::Program single_rowwise_plan(const RowKernelSpec& s, int num_sms) {
-  if (num_sms <= 0 || s.warps <= 0 || s.rows <= 0 || s.cols <= 0 || s.row_inputs < 0 || s.row_outputs < 1 ||
-      s.col_vectors < 0 || s.row_stats < 0 || s.programs_per_sm <= 0 || s.loop_passes < 0)
+  if (num_sms <= 0 || s.warps <= 0 || s.rows <= 0 || s.cols <= 0 || s.row_inputs < 0 || s.row_outputs < 0 ||
+      s.row_outputs + s.row_stats < 1 || s.col_vectors < 0 || s.row_stats < 0 || s.programs_per_sm <= 0 || s.loop_passes < 0)
     throw InternalError("single_rowwise_plan: bad spec");
   gpu::Program p;
   p.source = s.name + " " + std::to_string(s.rows) + "x" + std::to_string(s.cols);

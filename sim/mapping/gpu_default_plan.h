@@ -59,7 +59,8 @@ gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t sm
 // and activation kernels are (Liger's layer_norm, rms_norm, swiglu...): one program of `warps`
 // warps per row, its whole row in registers, so every tensor is read and written once.
 // Tensors: `row_inputs` M x N tensors read, `row_outputs` written, `col_vectors` N-long vectors
-// every program reads (norm weights), `row_stats` M-long fp32 vectors written (mean, rstd).
+// every program reads (norm weights), `row_stats` M-long fp32 vectors written (mean, rstd; a
+// row reduction's result, with no row output).
 // Programs go to the SMs round-robin, `programs_per_sm` at once. Used by `sim gpu-calibrate
 // --ops` to stand in for a measured kernel.
 struct RowKernelSpec {

@@ -639,6 +639,13 @@ struct Builder {
     plan.kernels[static_cast<size_t>(k)].macs = static_cast<double>(l.macs());
   }
 
+  static bool last_axis_reduction(const Layer& l) {
+    if (l.op != OpKind::ReduceSum && l.op != OpKind::ReduceMean && l.op != OpKind::ReduceMax) return false;
+    if (l.input_shapes.empty() || l.input_shapes[0].size() < 2 || l.axes.size() != 1) return false;
+    const int64_t rank = static_cast<int64_t>(l.input_shapes[0].size());
+    return l.axes[0] == -1 || l.axes[0] == rank - 1;
+  }
+
   void rowwise(const Layer& l) {
     int k;
     anchor(l, KernelClass::RowWise, &k);
@@ -733,7 +740,12 @@ struct Builder {
         case Role::Depthwise: depthwise(l); break;
         case Role::RowWise: rowwise(l); break;
         case Role::Pool: streaming(l, KernelClass::Pool); break;
-        case Role::Reduce: streaming(l, KernelClass::Reduce); break;
+        case Role::Reduce:
+          // A reduction over the last axis reads whole rows: a row-wise kernel (a warp or a block
+          // per row, as PyTorch's and Triton's reductions run), not one thread per output.
+          if (last_axis_reduction(l)) rowwise(l);
+          else streaming(l, KernelClass::Reduce);
+          break;
         case Role::Gather: streaming(l, KernelClass::Gather); break;
         case Role::Opaque: streaming(l, KernelClass::Opaque); break;
         case Role::Pointwise: pointwise(l, false); break;
@@ -798,7 +810,9 @@ struct Builder {
         s.row_inputs = std::max(1, static_cast<int>(std::lround((reads - vec_bytes) / row_bytes)));
         s.row_outputs = std::max(1, static_cast<int>(std::lround(writes / row_bytes)));
         s.row_stats = 0;
-        const double per_elem = l.op == OpKind::Softmax ? 4 : l.op == OpKind::LayerNorm ? 7 : 4;
+        const bool reduction = last_axis_reduction(l);
+        if (reduction) s.row_outputs = 0, s.row_stats = 1;  // one value per row out
+        const double per_elem = reduction ? 1 : l.op == OpKind::Softmax ? 4 : l.op == OpKind::LayerNorm ? 7 : 4;
         const double trans = l.op == OpKind::Softmax ? 1 : 0;
         s.flops_per_element = per_elem + trans * p.transcendental_flops + w.extra_flops / static_cast<double>(s.rows * s.cols);
         s.warps = 0;
@@ -815,6 +829,14 @@ struct Builder {
         kern.candidates.push_back({(s.loop_passes > 0 ? "looped rows " + std::to_string(s.loop_passes) + " passes, " : "rows ") +
                                        std::to_string(s.warps) + " warps x " + std::to_string(s.programs_per_sm) + "/SM",
                                    single_rowwise_plan(s, p.num_sms)});
+        if (reduction) {  // short rows: a thread per output, walking its row, is the faster schedule
+          StreamKernelSpec t;
+          t.name = "reduce";
+          t.elements = s.rows;
+          t.read_bytes = reads, t.write_bytes = writes;
+          t.flops = static_cast<double>(s.rows * s.cols);
+          kern.candidates.push_back({"thread per row, 4 warps", stream_plan(t, p)});
+        }
         return;
       }
       default: {

@@ -238,3 +238,24 @@ TEST(ReportKeys, NpuAndGpuShareTheCoreKeysAndTheirMacs) {
   EXPECT_EQ(npu["totals"]["macs"], gpu["totals"]["macs"]);
   EXPECT_EQ(npu["totals"]["macs"].get<int64_t>(), 1814073344);  // ResNet-18 at 224x224: 1.814 GMAC
 }
+
+namespace {
+
+// A reduction over the last axis (issue 42): a row-wise kernel for long rows (a block per
+// row), a thread per row for short ones, whichever is faster; at the HBM bound either way, not
+// one thread per output walking an 8192-element row (55x the bound before). Bound by hand:
+// 8192 x 8192 fp16 = 134,217,728 B at 3,350 GB/s x 0.9 = 44.5 us.
+TEST(GpuLibrary, LastAxisReductionsRunAtTheHbmBound) {
+  const std::string d = scratch_dir("gpu_reduce");
+  for (const auto& [shape, schedule] : std::vector<std::pair<std::string, std::string>>{
+           {"8192x8192", "rows"}, {"64x1048576", "rows"}, {"1048576x64", "thread per row"}}) {
+    const json r = report(d, zoo(d, "rs" + shape, "op reduce_sum shape=" + shape + " axes=-1"), "gpu_h100");
+    const json& k = r["layers"][0];
+    const double bound_us = 8192.0 * 8192 * 2 / (3350e9 * 0.9) * 1e6;  // every shape: 2^26 elements
+    EXPECT_GE(k["time_us"].get<double>(), bound_us * 0.999) << shape;
+    EXPECT_LE(k["time_us"].get<double>(), bound_us * 1.1) << shape;
+    EXPECT_EQ(k["schedule"].get<std::string>().rfind(schedule, 0), 0u) << shape << ": " << k["schedule"];
+  }
+}
+
+}  // namespace

@@ -51,8 +51,12 @@ TEST(GpuRowwise, PlanHasAProgramPerRowReadingAndWritingEachTensorOnce) {
   EXPECT_EQ(p.num_processors, 132);
   EXPECT_EQ(p.num_warps_per_processor, 24);
   EXPECT_EQ(gpu::num_slots(p.processor_groups[0].resource_groups[0], p.task_infos[0]), 3);
+  // A row reduction writes no row, one value per row: accepted; writing nothing at all is not.
+  mapping::RowKernelSpec reduce = s;
+  reduce.row_outputs = 0, reduce.row_stats = 1;
+  EXPECT_EQ(mapping::single_rowwise_plan(reduce, 132).task_infos[0].ops[0].cost.bytes_written, 300 * 4);
   mapping::RowKernelSpec none = s;
-  none.row_outputs = 0;
+  none.row_outputs = 0, none.row_stats = 0;
   EXPECT_THROW(mapping::single_rowwise_plan(none, 132), InternalError);
 }
 
