@@ -22,9 +22,7 @@
 #include <thread>
 
 #include "frontends/pipeline/pipeline_reader.h"
-#include "models/gpu/gpu_power.h"
 #include "models/interconnect/network.h"
-#include "models/npu/energy_params.h"
 #include "frontends/zoo/zoo.h"
 #include "sim/config/system_config.h"
 #include "sim/ir/dtype.h"
@@ -179,10 +177,7 @@ bool energy_modelled(const std::vector<Pass>& passes) {
   return !passes.empty();
 }
 double pass_power_w(const Pass& p) { return p.run.ns > 0 ? p.run.energy_uj * 1e3 / p.run.ns : 0; }  // uJ / us
-double idle_power_w(const Setup& su) {
-  if (su.on_system) return 0;
-  return su.gpu ? models::GpuPowerParams::read(su.hw).idle_w : models::EnergyParams::read(su.hw).static_w;
-}
+double idle_power_w(const Setup& su) { return su.on_system ? 0 : run::idle_power_w(su.hw); }
 
 // The report's "energy" object: joules, average power, output tokens per joule (per device: a
 // system's devices each hold one shard).
@@ -229,6 +224,31 @@ void check_context(const ServeRequest& o, const frontends::zoo::TransformerShape
                                                                               : " (max_position_embeddings)"));
 }
 
+// Continuous batching's requests (Poisson arrivals or a trace), checked against the model's
+// context and a prefill step's token budget.
+std::vector<Request> served_requests(const ServeRequest& o, const frontends::zoo::TransformerShape& shape, RequestTrace& trace) {
+  if (!o.trace.empty()) trace = read_request_trace(o.trace, o.trace_scale);
+  std::vector<Request> reqs = o.trace.empty() ? poisson_requests(o.requests, o.arrival_rate, o.input, o.output, o.seed) : trace.requests;
+  int64_t longest = 0, in_hi = 0;
+  for (const Request& q : reqs) longest = std::max(longest, q.input + q.output), in_hi = std::max(in_hi, q.input);
+  check_context(o, shape, longest, o.trace.empty() ? "--input/--output" : "the longest request of " + o.trace);
+  if (in_hi > o.max_batch_tokens && !o.chunked_prefill)
+    throw InputError("sim llm", "--max-batch-tokens", "a prompt of " + std::to_string(in_hi) + " tokens exceeds the " +
+                                                          std::to_string(o.max_batch_tokens) + " tokens a prefill step may take (or give --chunked-prefill)");
+  return reqs;
+}
+
+// A device's memory for the model: its shard of the weights and KV cache (tp x pp), and its
+// capacity key and bytes.
+void size_memory(Setup& su, int tp, int pp) {
+  const auto& sh = su.shape;
+  const ModelShape ms{su.layers, sh.d, sh.heads, sh.kv_heads, sh.ffn, sh.vocab, sh.head_dim,
+                      static_cast<double>(sh.parameters), static_cast<double>(sh.outside_layers), sh.layers};
+  su.mem = model_memory(ms, static_cast<double>(ir::dtype_bytes(su.dt)), tp, pp);
+  su.cap_key = su.gpu ? "gpu.hbm.capacity_gib" : "memory.dram.capacity_gib";
+  su.capacity = su.hw.get_double(su.cap_key) * (1 << 30);
+}
+
 ServingRecord run_continuous(const ServeRequest& o, const Setup& su);
 ServingRecord run_disaggregated(const ServeRequest& o, const Setup& base);
 ServingRecord run_pipelines(const ServeRequest& o);
@@ -265,11 +285,7 @@ ServingRecord run_static(const ServeRequest& o) {
   su.layers = o.layers == 0 ? shape->layers : o.layers;
   if (o.layers < 0 || o.layers > shape->layers)
     throw InputError("sim llm", "--layers", o.model + " has " + std::to_string(shape->layers) + " layers; got " + std::to_string(o.layers));
-  ModelShape ms{su.layers, shape->d, shape->heads, shape->kv_heads, shape->ffn, shape->vocab, shape->head_dim,
-                static_cast<double>(shape->parameters), static_cast<double>(shape->outside_layers), shape->layers};
-  su.mem = model_memory(ms, static_cast<double>(ir::dtype_bytes(su.dt)), o.tp, o.pp);
-  su.cap_key = su.gpu ? "gpu.hbm.capacity_gib" : "memory.dram.capacity_gib";
-  su.capacity = su.hw.get_double(su.cap_key) * (1 << 30);
+  size_memory(su, o.tp, o.pp);
   if (!o.prefill_devices.empty() || !o.decode_devices.empty()) return run_disaggregated(o, su);
   if (o.arrival_rate > 0 || !o.trace.empty()) return run_continuous(o, su);
   for (const auto& [given, flag] : {std::make_pair(o.chunked_prefill, "--chunked-prefill"), std::make_pair(o.preempt, "--preempt"),
@@ -540,12 +556,7 @@ void setup_pool(Pool& p, const ServeRequest& o, const Setup& base, const std::ve
   p.su.hw = sys.devices[static_cast<size_t>(p.devices[0])].hw;
   p.su.gpu = p.su.hw.get_string("device") == "gpu";
   p.su.devices = 1;
-  const auto& sh = base.shape;
-  const ModelShape ms{p.su.layers, sh.d, sh.heads, sh.kv_heads, sh.ffn, sh.vocab, sh.head_dim,
-                      static_cast<double>(sh.parameters), static_cast<double>(sh.outside_layers), sh.layers};
-  p.su.mem = model_memory(ms, static_cast<double>(ir::dtype_bytes(p.su.dt)), 1, 1);
-  p.su.cap_key = p.su.gpu ? "gpu.hbm.capacity_gib" : "memory.dram.capacity_gib";
-  p.su.capacity = p.su.hw.get_double(p.su.cap_key) * (1 << 30);
+  size_memory(p.su, 1, 1);
   p.so.max_batch_tokens = o.max_batch_tokens;
   p.so.max_seqs = o.max_seqs;
   p.so.chunked_prefill = o.chunked_prefill && p.role == "prefill";  // a decode pool admits KV, not prompts
@@ -581,15 +592,7 @@ ServingRecord run_disaggregated(const ServeRequest& o, const Setup& base) {
     if (std::find(prefill.devices.begin(), prefill.devices.end(), d) != prefill.devices.end())
       throw InputError("sim llm", "--decode-devices", "device " + std::to_string(d) + " is in both pools");
   RequestTrace trace;
-  if (!o.trace.empty()) trace = read_request_trace(o.trace, o.trace_scale);
-  const std::vector<Request> reqs =
-      o.trace.empty() ? poisson_requests(o.requests, o.arrival_rate, o.input, o.output, o.seed) : trace.requests;
-  int64_t longest = 0, in_hi = 0;
-  for (const Request& q : reqs) longest = std::max(longest, q.input + q.output), in_hi = std::max(in_hi, q.input);
-  check_context(o, base.shape, longest, o.trace.empty() ? "--input/--output" : "the longest request of " + o.trace);
-  if (in_hi > o.max_batch_tokens && !o.chunked_prefill)
-    throw InputError("sim llm", "--max-batch-tokens", "a prompt of " + std::to_string(in_hi) + " tokens exceeds the " +
-                                                          std::to_string(o.max_batch_tokens) + " tokens a prefill step may take (or give --chunked-prefill)");
+  const std::vector<Request> reqs = served_requests(o, base.shape, trace);
   // The prefill pool serves each request's prompt and first token (output 1); the decode pool
   // the rest, from the moment its KV cache has arrived.
   std::vector<Request> prompts = reqs;
@@ -693,19 +696,9 @@ ServingRecord run_continuous(const ServeRequest& o, const Setup& su) {
   ServingRecord rec;
   if (o.max_batch_tokens < 1 || o.max_seqs < 1) throw InputError("sim llm", "--max-batch-tokens", "--max-batch-tokens and --max-seqs must be at least 1");
   RequestTrace trace;
-  if (!o.trace.empty()) trace = read_request_trace(o.trace, o.trace_scale);
-  const std::vector<Request> reqs =
-      o.trace.empty() ? poisson_requests(o.requests, o.arrival_rate, o.input, o.output, o.seed) : trace.requests;
-  int64_t in_lo = reqs[0].input, in_hi = 0, kv_hi = 0, longest = 0;
-  for (const Request& q : reqs) {
-    in_lo = std::min(in_lo, q.input), in_hi = std::max(in_hi, q.input);
-    kv_hi = std::max(kv_hi, q.input + q.output - 2);
-    longest = std::max(longest, q.input + q.output);
-  }
-  check_context(o, su.shape, longest, o.trace.empty() ? "--input/--output" : "the longest request of " + o.trace);
-  if (in_hi > o.max_batch_tokens && !o.chunked_prefill)
-    throw InputError("sim llm", "--max-batch-tokens", "a prompt of " + std::to_string(in_hi) + " tokens exceeds the " +
-                                                          std::to_string(o.max_batch_tokens) + " tokens a prefill step may take (or give --chunked-prefill)");
+  const std::vector<Request> reqs = served_requests(o, su.shape, trace);
+  int64_t longest = 0;
+  for (const Request& q : reqs) longest = std::max(longest, q.input + q.output);
   // What the KV cache may take: the capacity less the weights and one prefill step's activations.
   SchedulerOptions so;
   so.max_batch_tokens = o.max_batch_tokens;

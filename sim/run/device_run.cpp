@@ -10,6 +10,8 @@
 #include <optional>
 #include <sstream>
 
+#include "models/gpu/gpu_power.h"
+#include "models/npu/energy_params.h"
 #include "sim/report/gpu_library_report.h"
 #include "sim/report/report.h"
 #include "sim/run/npu_run.h"
@@ -108,6 +110,10 @@ RunSummary simulate_on_device(const ir::Graph& g, const config::HwConfig& hw, co
   for (const report::LayerRow& l : rep.layers) r.by_class_ns[npu_layer_class(l)] += l.time_us * 1000.0;
   if (rep.energy_modelled) r.energy_uj = rep.energy_uj;
   return r;
+}
+
+double idle_power_w(const config::HwConfig& hw) {
+  return hw.get_string("device") == "gpu" ? models::GpuPowerParams::read(hw).idle_w : models::EnergyParams::read(hw).static_w;
 }
 
 }  // namespace npusim::run

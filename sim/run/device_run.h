@@ -40,4 +40,8 @@ struct RunSummary {
 
 RunSummary simulate_on_device(const ir::Graph& g, const config::HwConfig& hw, const DeviceRunOptions& o);
 
+// The device's power with nothing to run (docs/energy.md): a GPU's gpu.power.idle_w, an NPU's
+// energy.static_w.
+double idle_power_w(const config::HwConfig& hw);
+
 }  // namespace npusim::run

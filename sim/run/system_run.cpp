@@ -6,8 +6,6 @@
 #include <sstream>
 #include <thread>
 
-#include "models/gpu/gpu_power.h"
-#include "models/npu/energy_params.h"
 #include "sim/ir/error.h"
 #include "sim/run/fork_pool.h"
 #include "sim/run/npu_run.h"
@@ -181,8 +179,7 @@ SystemRun simulate_pipeline(const ir::System& sys, const config::SystemConfig& c
   for (int d = 0; d < n_dev && modelled; ++d) {
     if (!used[static_cast<size_t>(d)]) continue;
     const auto& dev = cfg.devices[static_cast<size_t>(d)];
-    const double idle_w = dev.gpu ? models::GpuPowerParams::read(dev.hw).idle_w : models::EnergyParams::read(dev.hw).static_w;
-    uj += idle_w * std::max(0.0, r.sim.makespan_ns - r.sim.devices[static_cast<size_t>(d)].busy_ns) / 1000;  // W x us
+    uj += idle_power_w(dev.hw) * std::max(0.0, r.sim.makespan_ns - r.sim.devices[static_cast<size_t>(d)].busy_ns) / 1000;  // W x us
   }
   r.energy_uj = modelled ? uj : -1;
   return r;
