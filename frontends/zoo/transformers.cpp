@@ -74,7 +74,7 @@ class Transformer {
       : m_m(m), m_b("zoo", o.model), m_B(o.batch), m_S(seq), m_N(kv), m_T(kv + seq), m_L(layers),
         m_D(m.d), m_H(m.heads / shard), m_Hkv(m.kv_head_count() / shard), m_dh(m.head_size()),
         m_F(m.ffn / shard), m_V(m.vocab / shard), m_EF(m.expert_ffn / shard), m_SF(m.shared_ffn / shard), m_dt(dt),
-        m_last_logits(o.logits == "last") {}
+        m_last_logits(o.logits == "last"), m_skew(o.expert_skew) {}
 
   ir::Graph build() {
     const bool bert = m_m.family == Family::Bert;
@@ -334,7 +334,9 @@ class Transformer {
     const bool mixtral = m_m.architecture == "MixtralForCausalLM";
     const std::string pre = mixtral ? "block_sparse_moe." : "mlp.";
     const int64_t tok = m_B * m_S, k = m_m.experts_per_token, assignments = tok * k;
-    const int64_t active = std::min<int64_t>(m_m.experts, assignments), rows = (assignments + active - 1) / active;
+    // Rows of each expert: the busiest's (skew x the mean, at most every token once).
+    const int64_t active = std::min<int64_t>(m_m.experts, assignments);
+    const int64_t rows = std::min<int64_t>(tok, static_cast<int64_t>(std::ceil(m_skew * static_cast<double>(assignments) / static_cast<double>(active) - 1e-9)));
     int x = m_b.op(OpKind::Reshape, p(i, pre + "flatten"), {h}, {tok, m_D}, m_dt);
     int logits = linear(x, p(i, pre + "gate"), m_m.experts, false);
     int probs = m_b.op(OpKind::Softmax, p(i, pre + "routing"), {logits}, {tok, m_m.experts}, m_dt, [](ir::Layer& l) { l.axes = {-1}; });
@@ -447,6 +449,7 @@ class Transformer {
   int64_t m_D, m_H, m_Hkv, m_dh, m_F, m_V, m_EF, m_SF;
   DType m_dt;
   bool m_last_logits;
+  double m_skew;  // the busiest expert's tokens over the mean
   int m_wte = -1, m_scale = -1, m_mask = -1, m_cos = -1, m_sin = -1;
   std::map<int64_t, int> m_window_masks;  // key span -> mask
 };
@@ -472,7 +475,13 @@ std::optional<TransformerShape> transformer_shape(const std::string& model) {
   switch (d->family) {
     case Family::Bert: s.family = "bert"; break;
     case Family::Gpt2: s.family = "gpt2"; break;
-    case Family::Llama: s.family = plain_llama ? "llama" : d->experts > 0 ? "llama-moe" : "llama-variant"; break;
+    case Family::Llama: {
+      // Mixtral's layout: Llama's with every MLP a mixture of experts, none shared.
+      const bool plain_moe = d->experts > 0 && !d->qkv_bias && !d->o_bias && !d->mlp_bias && !d->tied_embeddings && d->sliding_window == 0 &&
+                             d->head_size() * d->heads == d->d && d->shared_ffn == 0 && d->moe_every == 1 && d->dense_layers.empty();
+      s.family = plain_llama ? "llama" : plain_moe ? "llama-moe" : "llama-variant";
+      break;
+    }
     case Family::Gemma2: s.family = "gemma2"; break;
     case Family::NeoX: s.family = "neox"; break;
     case Family::Opt: s.family = "opt"; break;
@@ -483,8 +492,11 @@ std::optional<TransformerShape> transformer_shape(const std::string& model) {
   s.context = d->context > 0 ? d->context : d->max_pos;
   s.rotary = d->max_pos == 0;
   s.sliding_window = d->sliding_window;
-  s.experts = d->experts, s.experts_per_token = d->experts_per_token;
+  s.experts = d->experts, s.experts_per_token = d->experts_per_token, s.expert_ffn = d->expert_ffn;
   s.parameters = parameter_count(*d), s.active_parameters = parameter_count(*d, true);
+  // The routed experts: (total - active) counts E - k of them in every MoE layer.
+  if (d->experts > d->experts_per_token)
+    s.expert_parameters = (s.parameters - s.active_parameters) / (d->experts - d->experts_per_token) * d->experts;
   Def no_layers = *d;
   no_layers.layers = 0;
   s.outside_layers = parameter_count(no_layers);
@@ -514,6 +526,8 @@ ir::Graph make_transformer(const ZooOptions& o) {
                          " + kv-len " + std::to_string(o.kv_len) + " exceeds them");
   if (o.logits != "all" && o.logits != "last")
     throw InputError("zoo", "logits", "--logits takes all or last, got '" + o.logits + "'");
+  if (!(o.expert_skew >= 1 && o.expert_skew <= 1e6))
+    throw InputError("zoo", "expert_skew", "the busiest expert's load over the mean must be in [1, 1e6], got " + std::to_string(o.expert_skew));
   if (o.layers < 0 || o.layers > m->layers)
     throw InputError("zoo", "layers", o.model + " has " + std::to_string(m->layers) + " layers; --layers must be in 1.." +
                                           std::to_string(m->layers) + " (0: all), got " + std::to_string(o.layers));

@@ -42,6 +42,9 @@ struct ZooOptions {
   // default) or "last" (each sequence's last token, as serving runtimes run a prefill:
   // logits_to_keep = 1); every device runs the graph as written (docs/llm_models.md#logits).
   std::string logits = "all";
+  // Mixture of experts: the busiest expert's tokens over the mean (1: a balanced router). The
+  // experts' batched GEMMs pad every expert to the busiest's rows (docs/llm_models.md#load-skew).
+  double expert_skew = 1;
 };
 
 // CNNs: resnet18, resnet34, resnet50, resnet101, resnet152, vgg16, vgg19, mobilenetv2.
@@ -63,20 +66,33 @@ struct TransformerShape {
   bool rotary = false;  // rotary positions (RoPE): a context may be stretched by RoPE scaling
   int sliding_window = 0;  // keys a windowed layer attends (0: none)
   int experts = 0, experts_per_token = 0;  // mixture of experts (0: dense)
+  int expert_ffn = 0;                      // an expert's intermediate size
+  int64_t expert_parameters = 0;           // of parameters: the routed experts' (all layers)
   int64_t parameters = 0, active_parameters = 0;  // as a checkpoint stores them; active: top-k experts
   int64_t outside_layers = 0;  // of parameters: embeddings, positions, the head, the final norm
 };
 std::optional<TransformerShape> transformer_shape(const std::string& model);
 
+// How a pipeline spreads the model: tp x ep devices per stage, pp stages, the batch in
+// microbatches.
+struct Parallelism {
+  int tp = 1, pp = 1;
+  int ep = 1;  // expert parallelism: groups of tp devices, each attending its share of the batch
+  int microbatches = 1;
+};
+
 // `sim zoo llama2-70b --tp T --pp P` (zoo_pipeline.cpp, docs/system.md#zoo-pipelines): the
-// model as a multi-device pipeline (docs/format_pipeline.md) on tp x pp devices,
+// model as a multi-device pipeline (docs/format_pipeline.md) on tp x ep x pp devices,
 // Megatron-style: per layer and tensor-parallel rank an attention supertask (q/k/v column
 // shards, o row shard) and an MLP supertask (gate/up column shards, down row shard), each
 // followed by an all_reduce over the stage's tp ranks; pipeline stages of layers/pp layers
 // joined by send/recv of the hidden state; the last stage ends with the final norm and a
-// vocabulary-parallel lm_head. Llama models; batch, seq and kv_len as make_transformer.
+// vocabulary-parallel lm_head. A mixture of experts (Mixtral's layout) with --ep E: E groups of
+// tp devices, each attending 1/E of the batch; a layer's experts spread over the groups (E/ep
+// each, every expert's width over the tp ranks) and reached by all_to_all dispatch and combine
+// (docs/system.md#expert-parallelism). Llama models; batch, seq and kv_len as make_transformer.
 // InputError("zoo", option, why) on bad options.
-nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& options, int tp, int pp, int microbatches = 1);
+nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& options, const Parallelism& par);
 
 // CNNs. Throws npusim::InputError("zoo", "model"|"batch"|"dtype"|"input"|"seq"|..., why) on bad
 // options (a transformer's name included: those are built by make_transformer).

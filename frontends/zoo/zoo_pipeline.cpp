@@ -9,9 +9,17 @@
 // lm_head column shard (V/T). Per layer: attention supertask (residual add, rms_norm, q/k/v,
 // rotary, attention, o) -> all_reduce -> MLP supertask (residual add, rms_norm, gate/up, silu,
 // mul, down) -> all_reduce; the next supertask adds the reduced output to the residual stream.
-// Stages hand the hidden state to the next stage's rank t by send/recv. Grouped-query attention
+// Stages hand the hidden state to the next stage's rank t by send/recv. A mixture of experts
+// (Mixtral's layout) replaces the MLP supertask by three: route (residual add, rms_norm, the
+// router's logits, softmax, the top-k pass, the assignments gathered by destination), experts
+// (the rank's active experts as batched GEMMs, each expert's width over the tp ranks) and
+// combine (the outputs back in token order, weighted, summed over k); with --ep the dispatched
+// and the computed rows cross the ep groups by all_to_all (docs/system.md#expert-parallelism).
+// Grouped-query attention
 // multiplies the g = H/Hkv query heads of a K/V head as one [g*S, dh] block against its keys
 // (no copies of K/V), as FlashAttention and vLLM do.
+#include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "frontends/pipeline/fx_lower.h"
@@ -41,9 +49,9 @@ class FxGraph {
  public:
   explicit FxGraph(int scalar) : m_scalar(scalar) {}
 
-  std::string input(const Dims& shape) {
+  std::string input(const Dims& shape, int scalar = -1) {
     const std::string name = "arg" + std::to_string(m_inputs.size()) + "_1";
-    meta(name, shape);
+    meta(name, shape, scalar);
     m_inputs.push_back(T(name));
     return name;
   }
@@ -106,15 +114,18 @@ class FxGraph {
   std::string cat(const std::vector<std::string>& xs, int64_t dim, const Dims& s) {
     return call("cat", {{"tensors", TS(xs)}, {"dim", I(dim)}}, s);
   }
+  std::string index_select(const std::string& x, const std::string& idx, const Dims& s) {
+    return call("index_select", {{"self", T(x)}, {"dim", I(0)}, {"index", T(idx)}}, s);
+  }
 
  private:
-  void meta(const std::string& name, const Dims& shape) {
+  void meta(const std::string& name, const Dims& shape, int scalar = -1) {
     Json sizes = Json::array(), strides = Json::array();
     std::vector<int64_t> st(shape.size());
     int64_t s = 1;
     for (size_t i = shape.size(); i-- > 0;) st[i] = s, s *= shape[i];
     for (size_t i = 0; i < shape.size(); ++i) sizes.push_back(I(shape[i])), strides.push_back(I(st[i]));
-    m_tv[name] = {{"dtype", m_scalar}, {"sizes", sizes}, {"requires_grad", false}, {"device", {{"type", "cpu"}, {"index", nullptr}}},
+    m_tv[name] = {{"dtype", scalar >= 0 ? scalar : m_scalar}, {"sizes", sizes}, {"requires_grad", false}, {"device", {{"type", "cpu"}, {"index", nullptr}}},
                   {"strides", strides}, {"storage_offset", I(0)}, {"layout", 7}};
   }
   int m_scalar;
@@ -130,7 +141,59 @@ struct Shard {
   double eps;
   int scalar;  // torch.export ScalarType of the activations
   std::string dtype;  // pipeline dtype name
+  // Mixture of experts (E = 0: dense). The busiest rank's load, which every rank runs (a step
+  // waits for it): its share of the assignments, its active experts padded to the busiest
+  // expert's rows.
+  int64_t E = 0, k = 0;   // experts, top-k
+  int64_t A = 0;          // this group's assignments: B*S*k
+  int64_t recv = 0;       // rows the rank's experts take (A when nothing crosses groups)
+  int64_t el = 0, rows = 0;  // active experts of the rank, rows of each
+  int64_t ef = 0;         // an expert's width shard
 };
+
+constexpr int kInt32 = 4;  // torch.export ScalarType INT
+
+// route: inputs x, r, norm weight, router, the dispatch order. Outputs: the assignments in
+// destination order [recv, D], their top-k weights [A, 1], x + r.
+FxGraph moe_route(const Shard& m) {
+  FxGraph g(m.scalar);
+  const int64_t BS = m.B * m.S;
+  const std::string x = g.input({BS, m.D}), r = g.input({BS, m.D}), wn = g.input({m.D}), wr = g.input({m.D, m.E});
+  const std::string order = g.input({m.recv}, kInt32);
+  const std::string h = g.add(x, r, {BS, m.D});
+  const std::string ln = g.rms_norm(h, wn, m.D, m.eps, {BS, m.D});
+  const std::string p = g.call("_softmax", {{"self", T(g.mm(ln, wr, {BS, m.E}))}, {"dim", I(-1)}, {"half_to_float", B(false)}}, {BS, m.E});
+  g.call("amax", {{"self", T(p)}, {"dim", INTS({-1})}, {"keepdim", B(true)}}, {BS, 1});  // the top-k pass
+  const std::string w = g.reshape(g.slice(p, -1, 0, m.k, {BS, m.k}), {m.A, 1});
+  g.output({g.index_select(ln, order, {m.recv, m.D}), w, h});
+  return g;
+}
+
+// experts: inputs the rows [recv, D], their places in the padded layout, w1, w3, w2 of the
+// active experts. Output: the experts' (partial, over tp) outputs in the rows' order [recv, D].
+FxGraph moe_experts(const Shard& m) {
+  FxGraph g(m.scalar);
+  const int64_t P = m.el * m.rows;
+  const std::string x = g.input({m.recv, m.D}), pad = g.input({P}, kInt32), back = g.input({m.recv}, kInt32);
+  const std::string w1 = g.input({m.el, m.D, m.ef}), w3 = g.input({m.el, m.D, m.ef}), w2 = g.input({m.el, m.ef, m.D});
+  const std::string xe = g.reshape(g.index_select(x, pad, {P, m.D}), {m.el, m.rows, m.D});
+  const std::string gate = g.call("silu", {{"self", T(g.bmm(xe, w1, {m.el, m.rows, m.ef}))}}, {m.el, m.rows, m.ef});
+  const std::string up = g.mul(gate, g.bmm(xe, w3, {m.el, m.rows, m.ef}), {m.el, m.rows, m.ef});
+  const std::string y = g.reshape(g.bmm(up, w2, {m.el, m.rows, m.D}), {P, m.D});
+  g.output({g.index_select(y, back, {m.recv, m.D})});
+  return g;
+}
+
+// combine: inputs the outputs [recv, D], each assignment's row, the top-k weights. Output: the
+// layer's MLP output (partial over tp) [B*S, D].
+FxGraph moe_combine(const Shard& m) {
+  FxGraph g(m.scalar);
+  const int64_t BS = m.B * m.S;
+  const std::string y = g.input({m.recv, m.D}), unperm = g.input({m.A}, kInt32), w = g.input({m.A, 1});
+  const std::string yw = g.mul(g.index_select(y, unperm, {m.A, m.D}), w, {m.A, m.D});
+  g.output({g.call("sum", {{"self", T(g.reshape(yw, {BS, m.k, m.D}))}, {"dim", INTS({1})}, {"keepdim", B(false)}}, {BS, m.D}, "dim_IntList")});
+  return g;
+}
 
 // Rotary embedding as Hugging Face's apply_rotary_pos_emb: x*cos + rotate_half(x)*sin over the
 // last dim (positions along dim -2).
@@ -226,18 +289,23 @@ constexpr int kMaxDevices = 4096;
 
 }  // namespace
 
-nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, int tp, int pp, int microbatches) {
+nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Parallelism& par) {
+  const int tp = par.tp, pp = par.pp, ep = par.ep;
   const auto shape = transformer_shape(o.model);
   if (!shape) throw InputError("zoo", "model", "unknown transformer '" + o.model + "' (--tp and --pp take llama2-7b, llama2-13b, llama2-70b, llama3-8b)");
-  if (shape->family != "llama")
+  const bool moe = shape->family == "llama-moe";
+  if (shape->family != "llama" && !moe)
     throw InputError("zoo", "--tp", "tensor- and pipeline-parallel pipelines are written for Llama's own layout (llama2-7b, llama2-13b, llama2-70b, llama3-8b, "
-                                        "a LlamaForCausalLM config.json); " + o.model + " is not one" +
+                                        "a LlamaForCausalLM config.json) and Mixtral's (a MixtralForCausalLM config.json); " + o.model + " is not one" +
                                         (shape->architecture.empty() ? std::string() : " (" + shape->architecture + ", layout " + shape->family + ")"));
-  if (tp < 1 || pp < 1 || int64_t{tp} * pp > kMaxDevices)
-    throw InputError("zoo", "--tp", "--tp and --pp must be at least 1 with tp x pp <= " + std::to_string(kMaxDevices) + " devices");
+  if (tp < 1 || pp < 1 || ep < 1 || int64_t{tp} * pp * ep > kMaxDevices)
+    throw InputError("zoo", "--tp", "--tp, --pp and --ep must be at least 1 with tp x ep x pp <= " + std::to_string(kMaxDevices) + " devices");
+  if (ep > 1 && !moe) throw InputError("zoo", "--ep", "expert parallelism needs a mixture-of-experts model; " + o.model + " is dense");
+  if (moe && shape->experts % ep != 0)
+    throw InputError("zoo", "--ep", o.model + "'s " + std::to_string(shape->experts) + " experts do not divide by --ep " + std::to_string(ep));
   for (const auto& [what, n] : std::vector<std::pair<std::string, int>>{{"attention heads", shape->heads},
                                                                        {"K/V heads", shape->kv_heads},
-                                                                       {"FFN width", shape->ffn},
+                                                                       {moe ? "expert width" : "FFN width", moe ? shape->expert_ffn : shape->ffn},
                                                                        {"vocabulary", shape->vocab}})
     if (n % tp != 0)
       throw InputError("zoo", "--tp", o.model + "'s " + what + " (" + std::to_string(n) + ") do not divide by --tp " + std::to_string(tp));
@@ -247,11 +315,11 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, int tp, int p
                                           std::to_string(shape->layers) + " (0: all), got " + std::to_string(o.layers));
   if (pp > layers)
     throw InputError("zoo", "--pp", "--pp " + std::to_string(pp) + " stages for " + std::to_string(layers) + " layers: a stage needs a layer");
-  const int M = microbatches;
+  const int M = par.microbatches;
   if (M < 1 || o.batch % M != 0)
     throw InputError("zoo", "--microbatches", "must be at least 1 and divide the batch (" + std::to_string(o.batch) + "), got " +
                                                   std::to_string(M));
-  // Sizes as make_transformer checks them; it also validates the dtype.
+  // Sizes as make_transformer checks them; it also validates the dtype and the skew.
   ZooOptions check = o;
   check.layers = 1;
   make_transformer(check);
@@ -260,7 +328,9 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, int tp, int p
     throw InputError("zoo", "dtype", "pipelines are written in fp16, bf16, fp32 or fp8 (E4M3)");
 
   Shard m;
-  m.B = o.batch / M;  // per microbatch
+  // Per microbatch and group: each of the ep groups attends its share of the batch (a group
+  // with fewer requests runs the fullest group's batch).
+  m.B = (o.batch / M + ep - 1) / ep;
   m.S = o.seq != 0 ? o.seq : o.kv_len > 0 ? 1 : 128;
   m.N = o.kv_len;
   m.Tk = m.N + m.S;
@@ -274,11 +344,26 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, int tp, int p
   m.eps = shape->eps;
   m.scalar = dt == ir::DType::Float16 ? 6 : dt == ir::DType::BFloat16 ? 13 : dt == ir::DType::Float8E4M3 ? 29 : 7;
   m.dtype = dt == ir::DType::Float16 ? "f16" : dt == ir::DType::BFloat16 ? "bf16" : dt == ir::DType::Float8E4M3 ? "f8" : "f32";
+  if (moe) {
+    // Assignments spread over the active experts, active experts evenly over the groups; the
+    // busiest expert has skew x the mean (at most every token of every group once), and its
+    // rank the mean of the others beside it.
+    m.E = shape->experts, m.k = shape->experts_per_token, m.ef = shape->expert_ffn / tp;
+    m.A = m.B * m.S * m.k;
+    const int64_t active = std::min<int64_t>(m.E, m.A * ep);
+    const double mean = static_cast<double>(m.A * ep) / static_cast<double>(active);
+    m.el = (active + ep - 1) / ep;
+    m.rows = std::min<int64_t>(m.B * m.S * ep, static_cast<int64_t>(std::ceil(o.expert_skew * mean - 1e-9)));
+    m.recv = ep == 1 ? m.A
+                     : std::min<int64_t>({m.el * m.rows, m.A * ep, static_cast<int64_t>(std::ceil(mean * (o.expert_skew + static_cast<double>(m.el) - 1) - 1e-9))});
+    m.recv = std::max(m.recv, m.A);
+  }
   const std::string& d_t = m.dtype;
   const int64_t BS = m.B * m.S;
+  const int W = tp * ep;  // devices per stage: slot s * W + e * tp + t is rank t of group e of stage s
 
   Json devices = Json::object(), tensors = Json::object(), st = Json::object();
-  for (int d = 0; d < tp * pp; ++d) devices[std::to_string(d)] = "npu:" + std::to_string(d) + ":*";
+  for (int d = 0; d < W * pp; ++d) devices[std::to_string(d)] = "npu:" + std::to_string(d) + ":*";
   Json in_outputs = Json::array(), out_inputs = Json::array();
   // Stage s takes layers [first(s), first(s + 1)): the first layers % pp stages one more.
   auto first = [&](int s) { return s * (layers / pp) + std::min(s, layers % pp); };
@@ -288,8 +373,11 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, int tp, int p
   for (int k = 0; k < M; ++k) {
     const std::string mb = M > 1 ? "mb" + std::to_string(k) + "." : "";
     for (int s = 0; s < pp; ++s) {
+      for (int e = 0; e < ep; ++e)
       for (int t = 0; t < tp; ++t) {
-        const int dev = s * tp + t;
+        const int dev = s * W + e * tp + t;
+        // Groups other than the first have names of their own (ep 1: the names as they were).
+        const std::string grp = ep > 1 ? ".ep" + std::to_string(e) : "";
         const std::string D = std::to_string(dev), pre = "d" + D + ".", apre = mb + pre;
         // The residual stream enters as (x, 0): the embedding (looked up on the host) or the
         // previous stage's hidden state.
@@ -304,12 +392,14 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, int tp, int p
         tensors[pre + "scale"] = weight({1}, d_t, pre + "scale");
         if (m.S > 1) tensors[pre + "mask"] = weight({m.g * m.S, m.Tk}, d_t, pre + "mask");
         for (int l = first(s); l < first(s + 1); ++l) {
-          const std::string L = "layers." + std::to_string(l) + ".tp" + std::to_string(t) + ".", AL = mb + L;
+          const std::string L = "layers." + std::to_string(l) + grp + ".tp" + std::to_string(t) + ".", AL = mb + L;
+          const std::string lg = mb + "layers." + std::to_string(l) + grp;  // this layer's groups over t
           const std::vector<std::pair<std::string, Dims>> attn_w = {{"wq", {m.D, m.h * m.dh}}, {"wk", {m.D, m.hkv * m.dh}},
                                                                     {"wv", {m.D, m.hkv * m.dh}}, {"wo", {m.h * m.dh, m.D}},
                                                                     {"attn_norm", {m.D}}};
-          const std::vector<std::pair<std::string, Dims>> mlp_w = {{"mlp_norm", {m.D}}, {"w_gate", {m.D, m.f}}, {"w_up", {m.D, m.f}},
-                                                                   {"w_down", {m.f, m.D}}};
+          std::vector<std::pair<std::string, Dims>> mlp_w = {{"mlp_norm", {m.D}}, {"w_gate", {m.D, m.f}}, {"w_up", {m.D, m.f}},
+                                                             {"w_down", {m.f, m.D}}};
+          if (moe) mlp_w = {{"mlp_norm", {m.D}}, {"router", {m.D, m.E}}};
           Json ai = Json::array({x, r});
           for (const auto& [n, sh] : attn_w) tensors[L + n] = weight(sh, d_t, L + n), ai.push_back(L + n);
           for (const char* c : {"rope_cos", "rope_sin", "scale"}) ai.push_back(pre + c);
@@ -323,25 +413,58 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, int tp, int p
           std::string reduced = AL + "attn_out";
           if (tp > 1) {
             st[AL + "ar_attn"] = {{"kind", "all_reduce"}, {"inputs", {AL + "attn_out"}}, {"outputs", {AL + "attn_sum"}}, {"device", D},
-                                  {"group", mb + "layers." + std::to_string(l) + ".ar_attn"}, {"device_idx", t},
+                                  {"group", lg + ".ar_attn"}, {"device_idx", t},
                                   {"metadata", {{"reduce_op", "sum"}}}};
             reduced = AL + "attn_sum";
           }
           Json mi = Json::array({AL + "resid_a", reduced});
           for (const auto& [n, sh] : mlp_w) tensors[L + n] = weight(sh, d_t, L + n), mi.push_back(L + n);
-          st[AL + "mlp"] = {{"kind", "fx"}, {"inputs", mi}, {"outputs", {AL + "mlp_out", AL + "resid_m"}}, {"device", D},
-                            {"data", nullptr}, {"data_blob", "mlp"}};
+          if (!moe) {
+            st[AL + "mlp"] = {{"kind", "fx"}, {"inputs", mi}, {"outputs", {AL + "mlp_out", AL + "resid_m"}}, {"device", D},
+                              {"data", nullptr}, {"data_blob", "mlp"}};
+          } else {
+            // route -> [all_to_all] -> experts -> [all_to_all] -> combine; the index tensors are
+            // the router's choices, given as constants of the step (balanced or skewed as above).
+            const std::string el = "layers." + std::to_string(l) + ".experts" + std::to_string(e) + ".tp" + std::to_string(t) + ".";
+            for (const auto& [n, sh] : std::vector<std::pair<std::string, Dims>>{{"order", {m.recv}}, {"pad", {m.el * m.rows}},
+                                                                                 {"back", {m.recv}}, {"unpermute", {m.A}}})
+              tensors[AL + n] = weight(sh, "i32", AL + n);
+            mi.push_back(AL + "order");
+            for (const char* a : {"dispatch", "expert_out"}) tensors[AL + a] = tensor({m.recv, m.D}, d_t);
+            if (ep > 1)
+              for (const char* a : {"expert_in", "expert_back"}) tensors[AL + a] = tensor({m.recv, m.D}, d_t);
+            tensors[AL + "topk_w"] = tensor({m.A, 1}, d_t);
+            st[AL + "route"] = {{"kind", "fx"}, {"inputs", mi}, {"outputs", {AL + "dispatch", AL + "topk_w", AL + "resid_m"}}, {"device", D},
+                                {"data", nullptr}, {"data_blob", "moe_route"}};
+            auto a2a = [&](const std::string& name, const std::string& in, const std::string& out) {
+              st[AL + name] = {{"kind", "all_to_all"}, {"inputs", {AL + in}}, {"outputs", {AL + out}}, {"device", D},
+                               {"group", mb + "layers." + std::to_string(l) + ".tp" + std::to_string(t) + "." + name}, {"device_idx", e},
+                               {"metadata", {{"src_dim", 0}, {"dst_dim", 0}}}};
+            };
+            std::string rows_in = AL + "dispatch";
+            if (ep > 1) a2a("a2a_dispatch", "dispatch", "expert_in"), rows_in = AL + "expert_in";
+            Json xi = Json::array({rows_in, AL + "pad", AL + "back"});
+            for (const auto& [n, sh] : std::vector<std::pair<std::string, Dims>>{{"w1", {m.el, m.D, m.ef}}, {"w3", {m.el, m.D, m.ef}},
+                                                                                 {"w2", {m.el, m.ef, m.D}}})
+              tensors[el + n] = weight(sh, d_t, el + n), xi.push_back(el + n);
+            st[AL + "experts"] = {{"kind", "fx"}, {"inputs", xi}, {"outputs", {AL + "expert_out"}}, {"device", D}, {"data", nullptr},
+                                  {"data_blob", "moe_experts"}};
+            std::string rows_out = AL + "expert_out";
+            if (ep > 1) a2a("a2a_combine", "expert_out", "expert_back"), rows_out = AL + "expert_back";
+            st[AL + "combine"] = {{"kind", "fx"}, {"inputs", {rows_out, AL + "unpermute", AL + "topk_w"}}, {"outputs", {AL + "mlp_out"}},
+                                  {"device", D}, {"data", nullptr}, {"data_blob", "moe_combine"}};
+          }
           x = AL + "resid_m", r = AL + "mlp_out";
           if (tp > 1) {
             st[AL + "ar_mlp"] = {{"kind", "all_reduce"}, {"inputs", {AL + "mlp_out"}}, {"outputs", {AL + "mlp_sum"}}, {"device", D},
-                                 {"group", mb + "layers." + std::to_string(l) + ".ar_mlp"}, {"device_idx", t},
+                                 {"group", lg + ".ar_mlp"}, {"device_idx", t},
                                  {"metadata", {{"reduce_op", "sum"}}}};
             r = AL + "mlp_sum";
           }
         }
         if (s + 1 < pp) {  // hand the hidden state to rank t of the next stage
-          const std::string next = std::to_string(dev + tp), h = apre + "hidden",
-                            group = mb + "stage" + std::to_string(s) + ".tp" + std::to_string(t);
+          const std::string next = std::to_string(dev + W), h = apre + "hidden",
+                            group = mb + "stage" + std::to_string(s) + grp + ".tp" + std::to_string(t);
           tensors[h] = tensor({BS, m.D}, d_t);
           st[apre + "residual"] = {{"kind", "fx"}, {"inputs", {x, r}}, {"outputs", {h}}, {"device", D}, {"data", nullptr}, {"data_blob", "residual"}};
           st[apre + "send"] = {{"kind", "send"}, {"inputs", {h}}, {"outputs", Json::array()}, {"device", D}, {"group", group},
@@ -349,8 +472,8 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, int tp, int p
           st[mb + "d" + next + ".recv"] = {{"kind", "recv"}, {"inputs", Json::array()}, {"outputs", {mb + "d" + next + ".x"}}, {"device", next},
                                            {"group", group}, {"device_idx", 1}, {"metadata", Json::object()}};
         } else {
-          tensors[pre + "final_norm"] = weight({m.D}, d_t, "norm.tp" + std::to_string(t));
-          tensors[pre + "lm_head"] = weight({m.D, m.v}, d_t, "lm_head.tp" + std::to_string(t));
+          tensors[pre + "final_norm"] = weight({m.D}, d_t, "norm" + grp + ".tp" + std::to_string(t));
+          tensors[pre + "lm_head"] = weight({m.D, m.v}, d_t, "lm_head" + grp + ".tp" + std::to_string(t));
           tensors[apre + "logits"] = tensor({BS, m.v}, d_t);
           st[apre + "head"] = {{"kind", "fx"}, {"inputs", {x, r, pre + "final_norm", pre + "lm_head"}}, {"outputs", {apre + "logits"}},
                                {"device", D}, {"data", nullptr}, {"data_blob", "head"}};
@@ -365,10 +488,14 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, int tp, int p
   for (auto& [k, v] : st.items()) ordered[k] = v;
   ordered["output"] = {{"kind", "output"}, {"inputs", out_inputs}, {"outputs", Json::array()}};
 
-  Json blobs = {{"attention", attention(m).payload()}, {"mlp", mlp(m).payload()}, {"head", head(m).payload()}};
+  Json blobs = {{"attention", attention(m).payload()}};
+  if (moe) blobs["moe_route"] = moe_route(m).payload(), blobs["moe_experts"] = moe_experts(m).payload(), blobs["moe_combine"] = moe_combine(m).payload();
+  else blobs["mlp"] = mlp(m).payload();
+  blobs["head"] = head(m).payload();
   if (pp > 1) blobs["residual"] = residual(m).payload();
   Json p;
-  p["name"] = o.model + "_tp" + std::to_string(tp) + "_pp" + std::to_string(pp) + "_b" + std::to_string(o.batch) + "_s" +
+  p["name"] = o.model + "_tp" + std::to_string(tp) + "_pp" + std::to_string(pp) + (ep > 1 ? "_ep" + std::to_string(ep) : "") +
+              "_b" + std::to_string(o.batch) + "_s" +
               std::to_string(m.S) + (m.N > 0 ? "_kv" + std::to_string(m.N) : "") + (M > 1 ? "_mb" + std::to_string(M) : "");
   p["devices"] = devices;
   p["tensors"] = tensors;

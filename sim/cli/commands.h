@@ -57,6 +57,8 @@ struct ZooCliOptions {
   std::string input;  // "HxW" (CNNs)
   int seq = 0, kv_len = 0, layers = 0;  // transformers (0: the model's default)
   int tp = 0, pp = 0;  // Llama models: a tp x pp pipeline (0: not given)
+  int ep = 0;          // mixture of experts: expert-parallel groups of that pipeline (0: not given, 1)
+  double expert_skew = 1;  // mixture of experts: the busiest expert's load over the mean
   int microbatches = 0;  // that pipeline's microbatches through its stages (0: not given, 1)
   int shard = 0;  // transformers: one of this many tensor-parallel ranks (0: not given, the whole model)
   std::string logits;  // decoders: all or last (empty: all)

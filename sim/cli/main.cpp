@@ -79,6 +79,13 @@ static int sim_main(int argc, char** argv) {
   zoo_cmd->add_option("--tp", zoo.tp, "llama*: write a multi-device pipeline with this many tensor-parallel ranks per stage (docs/system.md#zoo-pipelines)")
       ->check(CLI::Range(1, 4096));
   zoo_cmd->add_option("--pp", zoo.pp, "llama*: pipeline-parallel stages of that pipeline (default 1)")->check(CLI::Range(1, 4096));
+  zoo_cmd->add_option("--ep", zoo.ep,
+                      "mixture of experts (Mixtral's layout): expert parallelism, this many groups of --tp devices per stage, "
+                      "each attending its share of the batch, the experts spread over them (docs/system.md#expert-parallelism)")
+      ->check(CLI::Range(1, 4096));
+  zoo_cmd->add_option("--expert-skew", zoo.expert_skew,
+                      "mixture of experts: the busiest expert's tokens over the mean (default 1: a balanced router)")
+      ->check(CLI::Range(1.0, 1e6));
   zoo_cmd->add_option("--microbatches", zoo.microbatches,
                       "llama* pipelines: split the batch into this many microbatches that flow through the stages one after "
                       "another (GPipe; default 1)")

@@ -54,10 +54,15 @@ nlohmann::ordered_json zoo_model(ZooCliOptions o) {
     z.logits = o.logits;
   }
   if (o.shard > 0 && !frontends::zoo::is_transformer(z.model)) throw InputError("zoo", "--shard", "applies to transformers");
-  if (o.tp > 0 || o.pp > 0) {
-    if (o.shard > 0) throw InputError("zoo", "--shard", "writes one rank's graph on one device; --tp/--pp write the whole pipeline");
+  z.expert_skew = o.expert_skew;
+  if (o.expert_skew != 1) {
+    const auto sh = frontends::zoo::transformer_shape(z.model);
+    if (!sh || sh->experts == 0) throw InputError("zoo", "--expert-skew", "applies to mixture-of-experts models; " + z.model + " has no experts");
+  }
+  if (o.tp > 0 || o.pp > 0 || o.ep > 0) {
+    if (o.shard > 0) throw InputError("zoo", "--shard", "writes one rank's graph on one device; --tp/--pp/--ep write the whole pipeline");
     if (!o.input.empty()) throw InputError("zoo", "--input", "--input applies to CNNs");
-    return frontends::zoo::make_parallel_pipeline(z, std::max(o.tp, 1), std::max(o.pp, 1), std::max(o.microbatches, 1));
+    return frontends::zoo::make_parallel_pipeline(z, {std::max(o.tp, 1), std::max(o.pp, 1), std::max(o.ep, 1), std::max(o.microbatches, 1)});
   }
   if (o.microbatches > 0) throw InputError("zoo", "--microbatches", "applies to the pipelines of --tp / --pp");
   if (frontends::zoo::is_transformer(z.model)) {
@@ -78,10 +83,10 @@ nlohmann::ordered_json zoo_model(ZooCliOptions o) {
 
 int run_zoo(const ZooCliOptions& o) {
   if (o.args.empty()) throw InputError("zoo", "model", "give a model or op OP key=value ...");
-  if (o.args[0] == "op" && (o.tp > 0 || o.pp > 0)) throw InputError("zoo op", "--tp", "--tp and --pp apply to the Llama models");
+  if (o.args[0] == "op" && (o.tp > 0 || o.pp > 0 || o.ep > 0)) throw InputError("zoo op", "--tp", "--tp, --pp and --ep apply to the Llama and Mixtral models");
   const nlohmann::ordered_json doc = o.args[0] == "op" ? zoo_op(o) : zoo_model(o);
   // A pipeline's base64 payloads are long lines anyway: indent it by one.
-  const std::string text = doc.dump(o.tp > 0 || o.pp > 0 ? 1 : 3) + "\n";
+  const std::string text = doc.dump(o.tp > 0 || o.pp > 0 || o.ep > 0 ? 1 : 3) + "\n";
   if (o.out.empty()) {
     std::cout << text;
   } else {

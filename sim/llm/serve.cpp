@@ -86,7 +86,8 @@ struct Setup {
 };
 
 // One pass as a pipeline on a system: its makespan, and device 0's compute and collectives.
-// With stages > 1 (a zoo pipeline: device slot s * tp + t is rank t of stage s), its stage_ns gets
+// With stages > 1 (a zoo pipeline: device slot s * tp + t is rank t of stage s; tp here counts
+// every device of a stage, tp x ep), its stage_ns gets
 // the time each stage holds the pass: from its first compute supertask's start to the next
 // stage's (the hand-off to the next stage counts to the sender), the last to the makespan.
 run::RunSummary pass_on_system(const ir::System& sys, const config::SystemConfig& cfg, const run::DeviceRunOptions& dro, int tp = 1,
@@ -138,13 +139,15 @@ void simulate_passes(const ServeRequest& o, const Setup& su, std::vector<Pass>& 
         z.kv_len = static_cast<int>(passes[i].kv_len);
         z.layers = su.layers;
         z.logits = "last";  // a serving runtime's prefill: the last token's logits only
+        z.expert_skew = o.expert_skew;
         if (!su.on_system) return run::simulate_on_device(frontends::zoo::make_transformer(z), su.hw, ro).to_json();
         // The most microbatches up to --microbatches that divide this pass's batch.
         int mb = std::max(1, std::min(o.microbatches, passes[i].batch));
         while (passes[i].batch % mb != 0) --mb;
-        const std::string text = frontends::zoo::make_parallel_pipeline(z, o.tp, o.pp, mb).dump();
-        const ir::System sys = frontends::pipeline::read_pipeline_text(text, o.model + " tp" + std::to_string(o.tp) + " pp" + std::to_string(o.pp), ".");
-        return pass_on_system(sys, *su.sys_cfg, ro, o.tp, mb == 1 ? o.pp : 1).to_json();
+        const std::string text = frontends::zoo::make_parallel_pipeline(z, {o.tp, o.pp, o.ep, mb}).dump();
+        const ir::System sys = frontends::pipeline::read_pipeline_text(text, o.model + " tp" + std::to_string(o.tp) + " pp" + std::to_string(o.pp) +
+                                                                                 (o.ep > 1 ? " ep" + std::to_string(o.ep) : ""), ".");
+        return pass_on_system(sys, *su.sys_cfg, ro, o.tp * o.ep, mb == 1 ? o.pp : 1).to_json();
       },
       [&](const run::TaskOutcome& out) {
         if (!out.ok) {
@@ -224,6 +227,12 @@ void check_context(const ServeRequest& o, const frontends::zoo::TransformerShape
                                                                               : " (max_position_embeddings)"));
 }
 
+// A mixture of experts in the report: the experts, top-k, how they are spread and loaded.
+nlohmann::ordered_json experts_json(const ServeRequest& o, const frontends::zoo::TransformerShape& sh) {
+  return {{"experts", sh.experts}, {"per_token", sh.experts_per_token}, {"ep", o.ep},
+          {"load", o.expert_skew == 1 ? "balanced" : "skewed"}, {"skew", o.expert_skew}};
+}
+
 // Continuous batching's requests (Poisson arrivals or a trace), checked against the model's
 // context and a prefill step's token budget.
 std::vector<Request> served_requests(const ServeRequest& o, const frontends::zoo::TransformerShape& shape, RequestTrace& trace) {
@@ -240,11 +249,12 @@ std::vector<Request> served_requests(const ServeRequest& o, const frontends::zoo
 
 // A device's memory for the model: its shard of the weights and KV cache (tp x pp), and its
 // capacity key and bytes.
-void size_memory(Setup& su, int tp, int pp) {
+void size_memory(Setup& su, int tp, int pp, int ep = 1) {
   const auto& sh = su.shape;
   const ModelShape ms{su.layers, sh.d, sh.heads, sh.kv_heads, sh.ffn, sh.vocab, sh.head_dim,
-                      static_cast<double>(sh.parameters), static_cast<double>(sh.outside_layers), sh.layers};
-  su.mem = model_memory(ms, static_cast<double>(ir::dtype_bytes(su.dt)), tp, pp);
+                      static_cast<double>(sh.parameters), static_cast<double>(sh.outside_layers), sh.layers,
+                      static_cast<double>(sh.expert_parameters)};
+  su.mem = model_memory(ms, static_cast<double>(ir::dtype_bytes(su.dt)), tp, pp, ep);
   su.cap_key = su.gpu ? "gpu.hbm.capacity_gib" : "memory.dram.capacity_gib";
   su.capacity = su.hw.get_double(su.cap_key) * (1 << 30);
 }
@@ -265,27 +275,30 @@ ServingRecord run_static(const ServeRequest& o) {
   Setup su;
   su.shape = *shape;
   context_tokens(o, *shape);  // --rope-scaling on a model with learned positions: refused
+  if (shape->experts == 0 && (o.ep != 1 || o.expert_skew != 1))
+    throw InputError("sim llm", o.ep != 1 ? "--ep" : "--expert-skew", "applies to mixture-of-experts models; " + o.model + " has no experts");
   if (o.arrival_rate <= 0 && o.trace.empty()) check_context(o, *shape, o.input + o.output, "--input/--output");
   // A system: the model as a tp x pp pipeline (docs/system.md#zoo-pipelines) on its devices.
   su.on_system = config::is_system_config(o.hw);
   if (su.on_system) {
     su.sys_cfg = config::SystemConfig::load(o.hw, o.sets);
-    if (int64_t{o.tp} * o.pp > static_cast<int64_t>(su.sys_cfg->devices.size()))
-      throw InputError(o.hw, "system.devices", "--tp " + std::to_string(o.tp) + " x --pp " + std::to_string(o.pp) + " devices, but the system has " +
+    if (int64_t{o.tp} * o.pp * o.ep > static_cast<int64_t>(su.sys_cfg->devices.size()))
+      throw InputError(o.hw, "system.devices", "--tp " + std::to_string(o.tp) + " x --pp " + std::to_string(o.pp) +
+                                                   (o.ep > 1 ? " x --ep " + std::to_string(o.ep) : "") + " devices, but the system has " +
                                                    std::to_string(su.sys_cfg->devices.size()));
     su.hw = su.sys_cfg->devices.front().hw;
   } else {
-    if (o.tp != 1 || o.pp != 1) throw InputError("sim llm", "--tp", "--tp and --pp need a system config (docs/system.md)");
+    if (o.tp != 1 || o.pp != 1 || o.ep != 1) throw InputError("sim llm", o.ep != 1 ? "--ep" : "--tp", "--tp, --pp and --ep need a system config (docs/system.md)");
     if (o.microbatches != 1) throw InputError("sim llm", "--microbatches", "applies to pipelines on a system (--pp)");
     su.hw = config::HwConfig::load(o.hw, o.sets);
   }
-  su.devices = o.tp * o.pp;
+  su.devices = o.tp * o.pp * o.ep;
   su.gpu = su.hw.get_string("device") == "gpu";
   su.dt = frontends::zoo::zoo_dtype(o.dtype, ir::DType::Float16, "sim llm", true);
   su.layers = o.layers == 0 ? shape->layers : o.layers;
   if (o.layers < 0 || o.layers > shape->layers)
     throw InputError("sim llm", "--layers", o.model + " has " + std::to_string(shape->layers) + " layers; got " + std::to_string(o.layers));
-  size_memory(su, o.tp, o.pp);
+  size_memory(su, o.tp, o.pp, o.ep);
   if (!o.prefill_devices.empty() || !o.decode_devices.empty()) return run_disaggregated(o, su);
   if (o.arrival_rate > 0 || !o.trace.empty()) return run_continuous(o, su);
   for (const auto& [given, flag] : {std::make_pair(o.chunked_prefill, "--chunked-prefill"), std::make_pair(o.preempt, "--preempt"),
@@ -339,7 +352,8 @@ ServingRecord run_static(const ServeRequest& o) {
   j["workload"] = {{"model", o.model}, {"batch", o.batch}, {"input_tokens", o.input}, {"output_tokens", o.output},
                    {"dtype", ir::dtype_name(dt)}, {"layers", layers}, {"batching", "static"}};
   j["hardware"] = {{"name", on_system ? sys_cfg->name : hw.get_string("name")}, {"source", on_system ? sys_cfg->source : hw.source()},
-                   {"device", gpu ? "gpu" : "npu"}, {"devices", devices}, {"tp", o.tp}, {"pp", o.pp}};
+                   {"device", gpu ? "gpu" : "npu"}, {"devices", devices}, {"tp", o.tp}, {"pp", o.pp}, {"ep", o.ep}};
+  if (shape->experts > 0) j["workload"]["experts"] = experts_json(o, *shape);
   j["totals"] = totals_json(m, su);
   j["latency_ms"] = latency_json(m);
   j["energy"] = energy_json(powered, plan.waves * wave_j, m.total_ns * 1e-9, static_cast<double>(o.batch) * static_cast<double>(o.output), devices);
@@ -368,7 +382,7 @@ ServingRecord run_static(const ServeRequest& o) {
   {
     appendf(rec.summary, "%s on %s%s: batch %d, %lld input + %lld output tokens, %s%s\n", o.model.c_str(),
                 (on_system ? sys_cfg->name : hw.get_string("name")).c_str(),
-                on_system ? (" (tp " + std::to_string(o.tp) + " x pp " + std::to_string(o.pp) + ")").c_str() : "", o.batch,
+                on_system ? (" (tp " + std::to_string(o.tp) + " x pp " + std::to_string(o.pp) + (o.ep > 1 ? " x ep " + std::to_string(o.ep) : "") + ")").c_str() : "", o.batch,
                 static_cast<long long>(o.input), static_cast<long long>(o.output), ir::dtype_name(dt),
                 layers != shape->layers ? (", first " + std::to_string(layers) + " layers").c_str() : "");
     appendf(rec.summary, "memory per device: %.2f GiB weights + %.3f GiB KV cache per request of %.2f GiB: at most %d at once",
@@ -396,7 +410,7 @@ std::vector<int> doubling(int hi) {
 }
 
 // The step-time surface (docs/llm.md#continuous-batching): decode steps at batch sizes 1, 2,
-// 4 ... up to what can run at once, each at the shortest and longest KV length (linear
+// 4 ... up to what can run at once (and no further than the requests served), each at the shortest and longest KV length (linear
 // between); prefills of k prompts of the median input, up to a step's token budget (linear in
 // tokens between); the device's power over the same points. Its cost functions refer to the
 // struct's own vectors: it stays where it was built.
@@ -435,7 +449,11 @@ void build_surface(StepSurface& sf, const ServeRequest& o, const Setup& su, cons
   for (const Request& q : reqs) shortest = std::min(shortest, q.input + 1);
   const double per_running = so.on_demand_blocks ? static_cast<double>((shortest + so.block_tokens - 1) / so.block_tokens * so.block_tokens) * so.kv_bytes_per_token
                                                  : per_longest;
-  const int bmax = static_cast<int>(std::min<double>(so.max_seqs, std::floor(per_engine / per_running)));
+  // No step runs more requests than there are: the grid stops at the first power of two that
+  // holds them all (the same points as a longer grid, without the ones never reached).
+  int all = 1;
+  while (all < static_cast<int>(reqs.size())) all *= 2;
+  const int bmax = static_cast<int>(std::min<double>({static_cast<double>(so.max_seqs), std::floor(per_engine / per_running), static_cast<double>(all)}));
   std::vector<int64_t> ins;
   for (const auto& q : reqs) ins.push_back(q.input);
   std::nth_element(ins.begin(), ins.begin() + static_cast<long>(ins.size() / 2), ins.end());
@@ -578,7 +596,8 @@ ServingRecord run_disaggregated(const ServeRequest& o, const Setup& base) {
   if (!base.on_system) throw InputError("sim llm", "--prefill-devices", "disaggregated serving needs a system config holding both pools (docs/system.md)");
   if (o.prefill_devices.empty() || o.decode_devices.empty())
     throw InputError("sim llm", o.prefill_devices.empty() ? "--prefill-devices" : "--decode-devices", "give both --prefill-devices and --decode-devices");
-  if (o.tp != 1 || o.pp != 1) throw InputError("sim llm", "--tp", "disaggregated pools run each device as a replica of the whole model: give --tp 1 --pp 1");
+  if (o.tp != 1 || o.pp != 1 || o.ep != 1)
+    throw InputError("sim llm", o.ep != 1 ? "--ep" : "--tp", "disaggregated pools run each device as a replica of the whole model: give --tp 1 --pp 1 --ep 1");
   if (o.arrival_rate <= 0 && o.trace.empty())
     throw InputError("sim llm", "--prefill-devices", "disaggregated serving runs continuous batching: give --arrival-rate or --trace");
   if (o.virtual_engines > 1) throw InputError("sim llm", "--virtual-engines", "applies to pipelines (--pp), not to disaggregated pools");
@@ -657,7 +676,8 @@ ServingRecord run_disaggregated(const ServeRequest& o, const Setup& base) {
   j["workload"] = {{"model", o.model}, {"requests", reqs.size()}, {"arrivals", o.trace.empty() ? "poisson" : "trace"},
                    {"arrival_rate_per_s", o.trace.empty() ? o.arrival_rate : 0.0}, {"seed", o.seed}, {"trace", o.trace},
                    {"dtype", ir::dtype_name(base.dt)}, {"layers", base.layers}, {"batching", "continuous, disaggregated"}};
-  j["hardware"] = {{"name", sys.name}, {"source", sys.source}, {"device", "system"}, {"devices", np + nd}, {"tp", 1}, {"pp", 1}};
+  j["hardware"] = {{"name", sys.name}, {"source", sys.source}, {"device", "system"}, {"devices", np + nd}, {"tp", 1}, {"pp", 1}, {"ep", 1}};
+  if (base.shape.experts > 0) j["workload"]["experts"] = experts_json(o, base.shape);
   Setup whole = base;
   whole.devices = static_cast<int>(np + nd);
   j["totals"] = totals_json(m, whole);
@@ -741,7 +761,8 @@ ServingRecord run_continuous(const ServeRequest& o, const Setup& su) {
     j["workload"]["skipped_requests"] = trace.skipped;  // rows without output tokens
   }
   j["hardware"] = {{"name", su.on_system ? su.sys_cfg->name : su.hw.get_string("name")}, {"source", su.on_system ? su.sys_cfg->source : su.hw.source()},
-                   {"device", su.gpu ? "gpu" : "npu"}, {"devices", su.devices}, {"tp", o.tp}, {"pp", o.pp}};
+                   {"device", su.gpu ? "gpu" : "npu"}, {"devices", su.devices}, {"tp", o.tp}, {"pp", o.pp}, {"ep", o.ep}};
+  if (su.shape.experts > 0) j["workload"]["experts"] = experts_json(o, su.shape);
   j["totals"] = totals_json(m, su);
   j["latency_ms"] = latency_json(m);
   j["energy"] = energy_json(powered, energy_j, m.total_ns * 1e-9, static_cast<double>(output_tokens), su.devices);

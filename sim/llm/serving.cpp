@@ -13,7 +13,7 @@
 
 namespace npusim::llm {
 
-ModelMemory model_memory(const ModelShape& m, double dtype_bytes, int tp, int pp) {
+ModelMemory model_memory(const ModelShape& m, double dtype_bytes, int tp, int pp, int ep) {
   const double dh = m.head_dim > 0 ? m.head_dim : static_cast<double>(m.d) / m.heads;
   // Per layer: q and o (d x d), k and v (d x Hkv dh), gate, up, down (3 d x ffn), two norms.
   const double per_layer = m.parameters > 0 ? (m.parameters - m.outside_layers) / m.all_layers
@@ -21,11 +21,13 @@ ModelMemory model_memory(const ModelShape& m, double dtype_bytes, int tp, int pp
   // + embedding, lm_head, final norm
   const double params = m.layers * per_layer + (m.parameters > 0 ? m.outside_layers : 2.0 * m.vocab * m.d + m.d);
   ModelMemory r;
-  r.weight_bytes = params * dtype_bytes / (static_cast<double>(tp) * pp);
-  r.kv_bytes_per_token = 2.0 * std::ceil(static_cast<double>(m.layers) / pp) * (m.kv_heads / tp) * dh * dtype_bytes;
+  // The experts' share of the layers kept, spread over ep groups as well.
+  const double experts = m.all_layers > 0 ? m.expert_parameters * m.layers / m.all_layers : 0;
+  r.weight_bytes = ((params - experts) + experts / ep) * dtype_bytes / (static_cast<double>(tp) * pp);
+  r.kv_bytes_per_token = 2.0 * std::ceil(static_cast<double>(m.layers) / pp) * (m.kv_heads / tp) * dh * dtype_bytes / ep;
   // The widest transient of a layer's prefill per token: the residual, the normed input, q/k/v,
   // and gate and up of the MLP shard, live at once.
-  r.activation_bytes_per_token = (3.0 * m.d + 2.0 * m.ffn / tp) * dtype_bytes;
+  r.activation_bytes_per_token = (3.0 * m.d + 2.0 * m.ffn / tp) * dtype_bytes / ep;
   return r;
 }
 
@@ -181,6 +183,11 @@ const std::vector<ServingOption>& serving_options() {
       {"buckets", T::Int, &O::buckets, 2, 64, "decode steps simulated at this many KV lengths; the others interpolated"},
       {"tp", T::Int, &O::tp, 1, 4096, "system: tensor-parallel ranks (llama*)"},
       {"pp", T::Int, &O::pp, 1, 4096, "system: pipeline stages (llama*)"},
+      {"ep", T::Int, &O::ep, 1, 4096,
+       "system, mixture of experts: expert-parallel groups of tp devices per stage, each attending its share of the batch, "
+       "the experts spread over them and reached by all_to_all"},
+      {"expert_skew", T::Number, &O::expert_skew, 1, 1e6,
+       "mixture of experts: the busiest expert's tokens over the mean (1: a balanced router)"},
       {"microbatches", T::Int, &O::microbatches, 1, 65536,
        "system with pp: each pass's batch split into up to this many microbatches that flow through the stages one after "
        "another (GPipe)"},

@@ -25,8 +25,11 @@ struct ModelShape {
   // layers (embeddings, head, final norm); 0: Llama's layout counted from the shape.
   double parameters = 0, outside_layers = 0;
   int all_layers = 0;  // the layers `parameters` counts (layers may keep fewer)
+  double expert_parameters = 0;  // of parameters: the routed experts' (mixture of experts)
 };
-ModelMemory model_memory(const ModelShape& m, double dtype_bytes, int tp, int pp);
+// One device's share with tp x pp (x ep: the experts over ep groups, each group attending 1/ep of
+// the requests, so a request's KV cache and activations take 1/ep of a device on average).
+ModelMemory model_memory(const ModelShape& m, double dtype_bytes, int tp, int pp, int ep = 1);
 
 // How a static batch fits: requests of input + output tokens, each taking its KV cache in
 // blocks of block_tokens (vLLM's paged blocks) for its whole life. A batch larger than what
@@ -161,6 +164,8 @@ struct ServingOptions {
   int layers = 0;
   int buckets = 4;
   int tp = 1, pp = 1;
+  int ep = 1;               // mixture of experts: expert-parallel groups (docs/system.md#expert-parallelism)
+  double expert_skew = 1;   // mixture of experts: the busiest expert's tokens over the mean
   int microbatches = 1;
   double arrival_rate = 0;
   int requests = 100;

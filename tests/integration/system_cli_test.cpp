@@ -330,10 +330,41 @@ TEST(LlmCli, ServesHuggingFaceConfigs) {
   r = run_sim("llm '" + d + "/absent/config.json' --hw gpu_h100 -q");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("no such file"), std::string::npos) << r.output;
-  // Tensor-parallel pipelines are built for Llama's own layout: a MoE config is refused by name.
-  r = run_sim("llm '" + hf + "Mixtral-8x7B-v0.1/config.json' --hw system_8x_h100 --tp 2 -q");
+  // Tensor-parallel pipelines are built for Llama's and Mixtral's layouts: Qwen-MoE's shared
+  // expert and biases are refused by name.
+  r = run_sim("llm '" + hf + "Qwen1.5-MoE-A2.7B/config.json' --hw system_8x_h100 --tp 2 -q");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("MixtralForCausalLM, layout llama-moe"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Qwen2MoeForCausalLM, layout llama-variant"), std::string::npos) << r.output;
+}
+
+// Expert parallelism (issue 41): Mixtral as 2 groups of tp 2 on an HGX system, the report naming
+// the experts' spread and load; a skewed router is slower (the busiest rank's experts); --ep on
+// a dense model or without a system is refused.
+TEST(LlmCli, ServesAMixtureOfExpertsWithExpertParallelism) {
+  const std::string d = scratch_dir("llm_ep");
+  const std::string run = "llm '" + source_dir() + "/examples/hf/Mixtral-8x7B-v0.1/config.json' --hw system_8x_h100 --tp 2 --ep 2 "
+                          "--layers 2 --batch 8 --input 64 --output 4 --buckets 2 -q --report '" + d;
+  auto r = run_sim(run + "/even.json'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = run_sim(run + "/skew.json' --expert-skew 3");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto even = nlohmann::json::parse(read_text(d + "/even.json")), skew = nlohmann::json::parse(read_text(d + "/skew.json"));
+  EXPECT_EQ(even["hardware"]["devices"], 4);
+  EXPECT_EQ(even["hardware"]["ep"], 2);
+  EXPECT_EQ(even["workload"]["experts"]["load"], "balanced");
+  EXPECT_EQ(skew["workload"]["experts"]["load"], "skewed");
+  EXPECT_GT(skew["totals"]["time_us"].get<double>(), even["totals"]["time_us"].get<double>());
+  // A device's weights, fp16 over tp 2: the 2 layers' attention, router and norms
+  // (2 x 41,984,000), the embedding, head and final norm (262,148,096), and half of the 2 layers'
+  // experts (8 x 3 x 4096 x 14336 each) over the 2 groups.
+  const double per_device = (2.0 * 41984000 + 262148096 + 2.0 * 8 * 3 * 4096 * 14336 / 2) * 2 / 2;
+  EXPECT_NEAR(even["memory"]["weights_gib"].get<double>(), per_device / (1 << 30), 1e-9);
+  r = run_sim("llm llama2-7b --hw system_8x_h100 --ep 2 -q");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--ep: applies to mixture-of-experts models"), std::string::npos) << r.output;
+  r = run_sim("llm gpt2 --hw gpu_h100 --expert-skew 2 -q");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--expert-skew"), std::string::npos) << r.output;
 }
 
 // Disaggregated serving: prefills on one pool of a system's devices, decodes on another, each
