@@ -1,6 +1,9 @@
 // Parameter counts as a checkpoint stores them (tested against published counts).
 #include "frontends/zoo/model_def.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace npusim::frontends::zoo {
 
 int64_t parameter_count(const ModelDef& m, bool active) {
@@ -37,6 +40,13 @@ int64_t parameter_count(const ModelDef& m, bool active) {
     }
   }
   return total;
+}
+
+int64_t active_experts(int64_t experts, int64_t top_k, int64_t tokens) {
+  if (experts <= 0 || top_k <= 0 || tokens <= 0) return 0;
+  const double miss = std::pow(1.0 - static_cast<double>(top_k) / static_cast<double>(experts), static_cast<double>(tokens));
+  const int64_t expected = std::llround(static_cast<double>(experts) * (1.0 - miss));
+  return std::clamp<int64_t>(expected, std::min(top_k, experts), std::min(experts, tokens * top_k));
 }
 
 }  // namespace npusim::frontends::zoo

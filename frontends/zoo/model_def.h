@@ -54,4 +54,9 @@ struct ModelDef {
 // with top-k experts per MoE layer instead of all (the same as total for a dense model).
 int64_t parameter_count(const ModelDef& m, bool active = false);
 
+// Experts that get at least one of `tokens` tokens when each picks top_k of them at random
+// (uniform routing, a balanced router's expectation): a token misses an expert with probability
+// 1 - k/E, so E (1 - (1 - k/E)^T), rounded, at least k and at most min(E, T k).
+int64_t active_experts(int64_t experts, int64_t top_k, int64_t tokens);
+
 }  // namespace npusim::frontends::zoo

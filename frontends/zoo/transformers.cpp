@@ -334,8 +334,9 @@ class Transformer {
     const bool mixtral = m_m.architecture == "MixtralForCausalLM";
     const std::string pre = mixtral ? "block_sparse_moe." : "mlp.";
     const int64_t tok = m_B * m_S, k = m_m.experts_per_token, assignments = tok * k;
-    // Rows of each expert: the busiest's (skew x the mean, at most every token once).
-    const int64_t active = std::min<int64_t>(m_m.experts, assignments);
+    // Experts with tokens as uniform routing expects them; rows of each: the busiest's (skew x
+    // the mean, at most every token once).
+    const int64_t active = active_experts(m_m.experts, k, tok);
     const int64_t rows = std::min<int64_t>(tok, static_cast<int64_t>(std::ceil(m_skew * static_cast<double>(assignments) / static_cast<double>(active) - 1e-9)));
     int x = m_b.op(OpKind::Reshape, p(i, pre + "flatten"), {h}, {tok, m_D}, m_dt);
     int logits = linear(x, p(i, pre + "gate"), m_m.experts, false);

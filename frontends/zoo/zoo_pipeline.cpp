@@ -23,6 +23,7 @@
 #include <map>
 
 #include "frontends/pipeline/fx_lower.h"
+#include "frontends/zoo/model_def.h"
 #include "frontends/zoo/zoo.h"
 #include "sim/ir/error.h"
 
@@ -345,12 +346,12 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
   m.scalar = dt == ir::DType::Float16 ? 6 : dt == ir::DType::BFloat16 ? 13 : dt == ir::DType::Float8E4M3 ? 29 : 7;
   m.dtype = dt == ir::DType::Float16 ? "f16" : dt == ir::DType::BFloat16 ? "bf16" : dt == ir::DType::Float8E4M3 ? "f8" : "f32";
   if (moe) {
-    // Assignments spread over the active experts, active experts evenly over the groups; the
-    // busiest expert has skew x the mean (at most every token of every group once), and its
-    // rank the mean of the others beside it.
+    // Assignments spread over the experts uniform routing gives tokens, those evenly over the
+    // groups; the busiest expert has skew x the mean (at most every token of every group once),
+    // and its rank the mean of the others beside it.
     m.E = shape->experts, m.k = shape->experts_per_token, m.ef = shape->expert_ffn / tp;
     m.A = m.B * m.S * m.k;
-    const int64_t active = std::min<int64_t>(m.E, m.A * ep);
+    const int64_t active = active_experts(m.E, m.k, m.B * m.S * ep);
     const double mean = static_cast<double>(m.A * ep) / static_cast<double>(active);
     m.el = (active + ep - 1) / ep;
     m.rows = std::min<int64_t>(m.B * m.S * ep, static_cast<int64_t>(std::ceil(o.expert_skew * mean - 1e-9)));

@@ -82,7 +82,9 @@ TEST(HfConfig, TheGraphHoldsTheCountedWeights) {
                         "Qwen1.5-MoE-A2.7B"}) {
     SCOPED_TRACE(m);
     const auto s = zoo::transformer_shape(example(m));
-    const zoo::ZooOptions o = tf(example(m), 1, 32, 0, 2);  // two layers: the count scaled to them
+    // Two layers: the count scaled to them; 128 tokens: every one of Qwen's 60 experts is expected
+    // to get a token (60 (1 - (56/60)^128) rounds to 60), and only experts with tokens are read.
+    const zoo::ZooOptions o = tf(example(m), 1, 128, 0, 2);
     const int64_t per_layer = (s->parameters - s->outside_layers) / s->layers;
     EXPECT_EQ(weights(zoo::make_transformer(o)), s->outside_layers + 2 * per_layer);
   }
@@ -119,6 +121,10 @@ TEST(HfConfig, MixtureOfExpertsRunsTheExpertsThatHaveTokens) {
   const ir::Tensor* x = tensor(prefill, "model.layers.0.block_sparse_moe.experts.w1");
   ASSERT_NE(x, nullptr);
   EXPECT_EQ(x->shape, (ir::Shape{8, 8, 14336}));  // 32 tokens x top-2 over 8 experts
+  // A decode step of 4 requests: 8 assignments, but uniform routing leaves experts without a
+  // token: 8 (1 - (3/4)^4) = 5.47 are expected to have one, so 5 experts of 2 rows.
+  const ir::Graph four = zoo::make_transformer(tf(m, 4, 1, 100, 1));
+  EXPECT_EQ(tensor(four, "model.layers.0.block_sparse_moe.experts.w1")->shape, (ir::Shape{5, 2, 14336}));
   // Qwen1.5-MoE: 60 experts, top-4, and a shared expert with its sigmoid gate.
   const ir::Graph q = zoo::make_transformer(tf(example("Qwen1.5-MoE-A2.7B"), 1, 1, 10, 1));
   EXPECT_EQ(tensor(q, "model.layers.0.mlp.experts.gate_proj.weight")->shape, (ir::Shape{4, 2048, 1408}));
