@@ -195,6 +195,7 @@ nlohmann::ordered_json energy_json(bool modelled, double joules, double seconds,
 
 nlohmann::ordered_json latency_json(const Metrics& m) {
   return {{"ttft", {{"mean", m.ttft_mean_ns / 1e6}, {"p50", m.ttft_p50_ns / 1e6}, {"p90", m.ttft_p90_ns / 1e6}, {"p99", m.ttft_p99_ns / 1e6}}},
+          {"tpot", {{"mean", m.tpot_ns / 1e6}, {"p50", m.tpot_p50_ns / 1e6}, {"p90", m.tpot_p90_ns / 1e6}, {"p99", m.tpot_p99_ns / 1e6}}},
           {"e2e", {{"mean", m.e2e_mean_ns / 1e6}, {"p50", m.e2e_p50_ns / 1e6}, {"p90", m.e2e_p90_ns / 1e6}, {"p99", m.e2e_p99_ns / 1e6}}}};
 }
 

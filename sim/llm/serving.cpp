@@ -121,6 +121,7 @@ Metrics static_metrics(const BatchPlan& plan, int64_t output, double prefill_ns,
   m.ttft_p50_ns = percentile(ttft, 50), m.ttft_p90_ns = percentile(ttft, 90), m.ttft_p99_ns = percentile(ttft, 99);
   m.e2e_p50_ns = percentile(e2e, 50), m.e2e_p90_ns = percentile(e2e, 90), m.e2e_p99_ns = percentile(e2e, 99);
   m.tpot_ns = output > 1 ? decode_total_ns / static_cast<double>(output - 1) : 0;
+  m.tpot_p50_ns = m.tpot_p90_ns = m.tpot_p99_ns = m.tpot_ns;  // every request decodes in the same steps
   m.total_ns = plan.waves * wave_ns;
   m.output_tokens_per_s = m.total_ns > 0 ? static_cast<double>(plan.batch) * output / (m.total_ns * 1e-9) : 0;
   return m;
@@ -159,6 +160,7 @@ Metrics continuous_metrics(const ContinuousResult& r) {
     return v.empty() ? 0 : s / static_cast<double>(v.size());
   };
   m.ttft_mean_ns = mean(ttft), m.e2e_mean_ns = mean(e2e), m.tpot_ns = mean(tpot);
+  if (!tpot.empty()) m.tpot_p50_ns = percentile(tpot, 50), m.tpot_p90_ns = percentile(tpot, 90), m.tpot_p99_ns = percentile(tpot, 99);
   m.ttft_p50_ns = percentile(ttft, 50), m.ttft_p90_ns = percentile(ttft, 90), m.ttft_p99_ns = percentile(ttft, 99);
   m.e2e_p50_ns = percentile(e2e, 50), m.e2e_p90_ns = percentile(e2e, 90), m.e2e_p99_ns = percentile(e2e, 99);
   m.total_ns = last - first;
@@ -339,8 +341,10 @@ const std::vector<ServingField>& serving_sweep_fields() {
   static const std::vector<ServingField> f = {
       {"time_us", "us", "/totals/time_us"},
       {"ttft_ms", "ms", "/totals/ttft_ms"},
+      {"ttft_p90_ms", "ms", "/latency_ms/ttft/p90"},
       {"ttft_p99_ms", "ms", "/latency_ms/ttft/p99"},
       {"tpot_ms", "ms", "/totals/tpot_ms"},
+      {"tpot_p90_ms", "ms", "/latency_ms/tpot/p90"},
       {"e2e_ms", "ms", "/totals/e2e_ms"},
       {"e2e_p99_ms", "ms", "/latency_ms/e2e/p99"},
       {"output_tokens_per_s", "tokens/s", "/totals/output_tokens_per_s"},

@@ -58,6 +58,7 @@ double sum_interpolated(const std::vector<int64_t>& kv, const std::vector<double
 struct Metrics {
   double ttft_mean_ns = 0, ttft_p50_ns = 0, ttft_p90_ns = 0, ttft_p99_ns = 0;
   double tpot_ns = 0;  // mean time per output token after the first
+  double tpot_p50_ns = 0, tpot_p90_ns = 0, tpot_p99_ns = 0;  // over the requests (a request's: (finish - first) / (output - 1))
   double e2e_mean_ns = 0, e2e_p50_ns = 0, e2e_p90_ns = 0, e2e_p99_ns = 0;
   double total_ns = 0;            // the last request's end
   double output_tokens_per_s = 0; // every request's output tokens over total_ns

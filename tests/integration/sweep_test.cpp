@@ -231,7 +231,7 @@ TEST(SweepCli, AServingSweepRunsSimLlmPerPoint) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string csv = read_text(d + "/out/results.csv");
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
-            "point,workload,status,gpu.hbm.capacity_gib,serving.preempt,time_us,ttft_ms,ttft_p99_ms,tpot_ms,e2e_ms,"
+            "point,workload,status,gpu.hbm.capacity_gib,serving.preempt,time_us,ttft_ms,ttft_p90_ms,ttft_p99_ms,tpot_ms,tpot_p90_ms,e2e_ms,"
             "e2e_p99_ms,output_tokens_per_s,output_tokens_per_s_per_device,error");
   std::vector<nlohmann::json> rows;
   std::istringstream jl(read_text(d + "/out/results.jsonl"));

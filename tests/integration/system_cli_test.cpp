@@ -586,6 +586,12 @@ TEST(LlmCli, ContinuousBatchingFromPoissonArrivalsAndATrace) {
   EXPECT_GE(p["scheduler"]["decode_steps"].get<int>(), 7);
   EXPECT_GT(p["totals"]["ttft_ms"].get<double>(), 0);
   EXPECT_GE(p["latency_ms"]["ttft"]["p99"].get<double>(), p["latency_ms"]["ttft"]["p50"].get<double>());
+  // TPOT over the requests: arrivals that share their decode steps with prefills wait longer.
+  const auto& tpot = p["latency_ms"]["tpot"];
+  EXPECT_DOUBLE_EQ(tpot["mean"].get<double>(), p["totals"]["tpot_ms"].get<double>());
+  EXPECT_GE(tpot["p90"].get<double>(), tpot["p50"].get<double>());
+  EXPECT_GE(tpot["p99"].get<double>(), tpot["p90"].get<double>());
+  EXPECT_GT(tpot["p99"].get<double>(), tpot["p50"].get<double>());
   // The same seed: the same report.
   ASSERT_EQ(run_sim("llm gpt2 --hw gpu_h100 --arrival-rate 50 --requests 40 --input 64 --output 8 --seed 3 --max-seqs 8 -q --report '" + d + "/p2.json'").exit_code, 0);
   EXPECT_EQ(read_text(d + "/p.json"), read_text(d + "/p2.json"));

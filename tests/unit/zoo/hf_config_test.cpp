@@ -59,7 +59,7 @@ TEST(HfConfig, ParameterCountsAreThePublishedOnes) {
   EXPECT_EQ(zoo::transformer_shape(example("pythia-1.4b"))->parameters, 1414647808);
   const Published published[] = {
       {"Llama-3.1-8B", 8.03, 2},       {"Llama-3.1-70B", 70.6, 1},   {"Mistral-7B-v0.1", 7.24, 2},
-      {"Qwen2.5-7B", 7.61, 2},         {"gemma-2-9b", 9.24, 2},      {"opt-1.3b", 1.3, 1},
+      {"Qwen2.5-7B", 7.61, 2},         {"gemma-2-9b", 9.24, 2},      {"opt-1.3b", 1.3, 1},     {"opt-13b", 13, 0},
       {"Mixtral-8x7B-v0.1", 46.7, 1, 12.9}, {"Qwen1.5-MoE-A2.7B", 14.3, 1, 2.7},
   };
   for (const Published& p : published) {
