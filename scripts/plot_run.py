@@ -289,11 +289,37 @@ def draw_core_timeline(fig, spec, rep, title):
         ax.legend(handles, labels, fontsize=7, loc="upper right")
 
 
+def draw_pools(ax, rep, tl):
+    """Disaggregated serving: each device's busy share over time, prefill pool above the decode
+    pool, and the KV cache bytes moving between them."""
+    dis = rep["disaggregated"]
+    devs = dis["devices_over_time"]
+    t = [x["t_ms"] / 1000 for x in tl]
+    half = (t[1] - t[0]) / 2 if len(t) > 1 else 0.5
+    grid = [d["busy"] for d in devs]
+    im = ax.imshow(grid, aspect="auto", interpolation="nearest", cmap="Blues", vmin=0, vmax=1,
+                   extent=(t[0] - half, t[-1] + half, len(devs) - 0.5, -0.5))
+    ax.set_yticks(range(len(devs)))
+    ax.set_yticklabels(["%s dev%d" % (d["pool"], d["device"]) for d in devs], fontsize=8)
+    ax.set_title("devices busy (share of each bin) and KV cache moved from the prefill to the decode pool")
+    fig = ax.figure
+    fig.colorbar(im, ax=ax, fraction=0.03, pad=0.08, label="busy")
+    rate = dis["kv_transfer"].get("gb_per_s_over_time") or []
+    if rate:
+        tw = ax.twinx()
+        tw.plot(t[:len(rate)], rate, color="#c44e52", linewidth=1.2, label="KV transfer")
+        tw.set_ylabel("KV moved, GB/s", color="#c44e52")
+        tw.set_ylim(bottom=0)
+        tw.legend(loc="upper right", fontsize=8)
+
+
 def draw_serving(fig, rep, title):
-    """sim llm: tokens/s and latency over time (continuous batching), the KV cache in use."""
+    """sim llm: tokens/s and latency over time (continuous batching), the KV cache in use; for
+    disaggregated serving each device of both pools and the KV transfers between them."""
     tl = rep.get("timeline") or []
     kv = rep.get("kv_cache_over_time") or []
-    panels = (2 if tl else 0) + 1
+    pools = tl and "devices_over_time" in rep.get("disaggregated", {})
+    panels = (2 if tl else 0) + (1 if kv or not tl else 0) + (1 if pools else 0)
     gs = fig.add_gridspec(panels, 1, hspace=0.45)
     i = 0
     if tl:
@@ -311,6 +337,12 @@ def draw_serving(fig, rep, title):
         ax.set_ylabel("latency, ms (mean per bin)")
         ax.legend(loc="upper left", fontsize=8)
         i += 1
+    if pools:
+        draw_pools(fig.add_subplot(gs[i]), rep, tl)
+        i += 1
+        if not kv:
+            fig.axes[-1].set_xlabel("time, s")
+            return
     ax = fig.add_subplot(gs[i])
     ax.plot([x["t_ms"] / 1000 for x in kv], [x["gib"] for x in kv], color="#c44e52", drawstyle="steps-post")
     cap = rep.get("memory", {}).get("kv_cache_capacity_gib")
@@ -373,7 +405,7 @@ def main(argv=None):
     if kind == "serving":
         if a.only:
             fail("%s: a serving report has one picture (no --only)" % a.report)
-        fig = plt.figure(figsize=(10, 8 if rep.get("timeline") else 3.5))
+        fig = plt.figure(figsize=(10, (10.5 if "disaggregated" in rep else 8) if rep.get("timeline") else 3.5))
         draw_serving(fig, rep, title)
     elif kind == "system":
         if a.only in ("bars", "roofline"):

@@ -376,6 +376,7 @@ ContinuousResult serve_continuous(const std::vector<Request>& reqs, const Schedu
     free_at[v] = end;
     pending[v] = 1;
     res.busy_ns += p.ns, res.busy_energy_j += p.power_w * p.ns * 1e-9;
+    res.step_spans.push_back({end - (shares.size() == 1 ? p.ns : p.ns * shares.back()), end});
   }
   return res;
 }

@@ -228,6 +228,47 @@ void check_context(const ServeRequest& o, const frontends::zoo::TransformerShape
                                                                               : " (max_position_embeddings)"));
 }
 
+// Over time, in up to 100 even bins from the first arrival to the last token: output tokens per
+// second, and the mean TTFT / end-to-end latency of the requests whose first token / last token
+// falls in the bin.
+struct Bins {
+  double t0 = 0, width = 0;
+  int n = 0;
+  int at(double t) const { return std::clamp(static_cast<int>((t - t0) / width), 0, n - 1); }
+  // The share of each bin that [a, b) covers, added to acc.
+  void cover(double a, double b, std::vector<double>& acc) const {
+    for (int i = at(a); i < n && t0 + i * width < b; ++i)
+      acc[static_cast<size_t>(i)] += std::max(0.0, std::min(b, t0 + (i + 1) * width) - std::max(a, t0 + i * width)) / width;
+  }
+};
+
+Bins time_bins(const ContinuousResult& res, const Metrics& m) {
+  Bins b;
+  b.t0 = res.requests.front().arrival_ns;
+  b.n = static_cast<int>(std::max<size_t>(1, std::min<size_t>(100, res.tokens_out.size())));
+  b.width = (b.t0 + m.total_ns - b.t0) / b.n;  // as t1 - t0
+  return b;
+}
+
+nlohmann::ordered_json timeline_json(const ContinuousResult& res, const Metrics& m) {
+  nlohmann::ordered_json tl = nlohmann::ordered_json::array();
+  const Bins b = time_bins(res, m);
+  if (b.width <= 0) return tl;
+  const int bins = b.n;
+  std::vector<double> tok(bins, 0), ttft(bins, 0), e2e(bins, 0);
+  std::vector<int> nt(bins, 0), ne(bins, 0);
+  for (const auto& [t, n] : res.tokens_out) tok[b.at(t)] += n;
+  for (const RequestResult& q : res.requests) {
+    const int a = b.at(q.first_token_ns), e = b.at(q.finish_ns);
+    ttft[a] += q.first_token_ns - q.arrival_ns, ++nt[a];
+    e2e[e] += q.finish_ns - q.arrival_ns, ++ne[e];
+  }
+  for (int i = 0; i < bins; ++i)
+    tl.push_back({{"t_ms", (b.t0 + (i + 0.5) * b.width) / 1e6}, {"output_tokens_per_s", tok[i] / (b.width * 1e-9)},
+                  {"ttft_ms", nt[i] ? ttft[i] / nt[i] / 1e6 : 0.0}, {"e2e_ms", ne[i] ? e2e[i] / ne[i] / 1e6 : 0.0}});
+  return tl;
+}
+
 // A mixture of experts in the report: the experts, top-k, how they are spread and loaded.
 nlohmann::ordered_json experts_json(const ServeRequest& o, const frontends::zoo::TransformerShape& sh) {
   return {{"experts", sh.experts}, {"per_token", sh.experts_per_token}, {"ep", o.ep},
@@ -701,6 +742,31 @@ ServingRecord run_disaggregated(const ServeRequest& o, const Setup& base) {
                         {"kv_transfer", {{"requests", transfer_ms.size()},
                                          {"bytes_per_request", transfer_ms.empty() ? 0.0 : kv_bytes_total / static_cast<double>(transfer_ms.size())},
                                          {"mean_ms", mean_transfer}, {"p99_ms", transfer_ms.empty() ? 0.0 : percentile(transfer_ms, 99)}}}};
+  // Over time (the timeline's bins): each device's busy share, and the KV cache bytes moving
+  // between the pools (each transfer spread over its time on the links), for the picture.
+  j["timeline"] = timeline_json(all, m);
+  const Bins bins = time_bins(all, m);
+  if (bins.width > 0) {
+    nlohmann::ordered_json devs = nlohmann::ordered_json::array();
+    for (const Pool* p : {&prefill, &decode})
+      for (size_t r = 0; r < p->devices.size(); ++r) {
+        std::vector<double> busy(static_cast<size_t>(bins.n), 0);
+        if (r < p->served.size())
+          for (const auto& [a, b] : p->served[r].step_spans) bins.cover(a, b, busy);
+        devs.push_back({{"device", p->devices[r]}, {"pool", p->role}, {"busy", busy}});
+      }
+    std::vector<double> bytes(static_cast<size_t>(bins.n), 0);
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      if (reqs[i].output <= 1 || landed[i] <= first[i]) continue;
+      std::vector<double> share(static_cast<size_t>(bins.n), 0);
+      bins.cover(first[i], landed[i], share);
+      const double b = prefill.su.mem.kv_bytes_per_token * static_cast<double>(reqs[i].input), span = (landed[i] - first[i]) / bins.width;
+      for (size_t k = 0; k < share.size(); ++k) bytes[k] += b * share[k] / span;
+    }
+    for (double& x : bytes) x = x / (bins.width * 1e-9) / 1e9;
+    j["disaggregated"]["devices_over_time"] = devs;
+    j["disaggregated"]["kv_transfer"]["gb_per_s_over_time"] = bytes;
+  }
   rec.report = std::move(j);
   appendf(rec.summary, "%s on %s: %zu requests, disaggregated: prefill on %zu x %s (devices %s), decode on %zu x %s (devices %s), %s\n",
           o.model.c_str(), sys.name.c_str(), reqs.size(), np, prefill.su.hw.get_string("name").c_str(), o.prefill_devices.c_str(), nd,
@@ -787,28 +853,7 @@ ServingRecord run_continuous(const ServeRequest& o, const Setup& su) {
   for (size_t i = 0; i < res.kv_bytes_over_time.size(); i += every)
     occ.push_back({{"t_ms", res.kv_bytes_over_time[i].first / 1e6}, {"gib", res.kv_bytes_over_time[i].second / gib}});
   j["kv_cache_over_time"] = occ;
-  // Over time, in up to 100 even bins from the first arrival to the last token: output
-  // tokens per second, and the mean TTFT / end-to-end latency of the requests whose first token
-  // / last token falls in the bin.
-  nlohmann::ordered_json tl = nlohmann::ordered_json::array();
-  const double t0 = res.requests.front().arrival_ns, t1 = t0 + m.total_ns;
-  const int bins = static_cast<int>(std::max<size_t>(1, std::min<size_t>(100, res.tokens_out.size())));
-  const double width = (t1 - t0) / bins;
-  if (width > 0) {
-    std::vector<double> tok(bins, 0), ttft(bins, 0), e2e(bins, 0);
-    std::vector<int> nt(bins, 0), ne(bins, 0);
-    auto bin = [&](double t) { return std::clamp(static_cast<int>((t - t0) / width), 0, bins - 1); };
-    for (const auto& [t, n] : res.tokens_out) tok[bin(t)] += n;
-    for (const RequestResult& q : res.requests) {
-      const int a = bin(q.first_token_ns), b = bin(q.finish_ns);
-      ttft[a] += q.first_token_ns - q.arrival_ns, ++nt[a];
-      e2e[b] += q.finish_ns - q.arrival_ns, ++ne[b];
-    }
-    for (int i = 0; i < bins; ++i)
-      tl.push_back({{"t_ms", (t0 + (i + 0.5) * width) / 1e6}, {"output_tokens_per_s", tok[i] / (width * 1e-9)},
-                    {"ttft_ms", nt[i] ? ttft[i] / nt[i] / 1e6 : 0.0}, {"e2e_ms", ne[i] ? e2e[i] / ne[i] / 1e6 : 0.0}});
-  }
-  j["timeline"] = tl;
+  j["timeline"] = timeline_json(res, m);
   {
     appendf(rec.summary, "%s on %s: %zu requests (%s), continuous batching, %s\n", o.model.c_str(),
                 (su.on_system ? su.sys_cfg->name : su.hw.get_string("name")).c_str(), reqs.size(),

@@ -131,6 +131,7 @@ struct ContinuousResult {
   std::vector<RequestResult> requests;  // in arrival order
   std::vector<std::pair<double, double>> kv_bytes_over_time;  // (t, bytes reserved) after each step
   std::vector<std::pair<double, int>> tokens_out;  // (t, output tokens the step produced), per step
+  std::vector<std::pair<double, double>> step_spans;  // (start, end) of each step on the device (its last stage's, with stages)
   int prefill_steps = 0, decode_steps = 0;
   int mixed_steps = 0;  // chunked prefill: steps holding prompt tokens (with or without decodes)
   int preemptions = 0;  // on_demand_blocks: requests preempted (each recomputed later)

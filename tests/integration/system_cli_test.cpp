@@ -386,6 +386,22 @@ TEST(LlmCli, DisaggregatedServingRunsPrefillAndDecodePools) {
   EXPECT_GT(a["totals"]["ttft_ms"].get<double>(), 0);
   EXPECT_GT(a["totals"]["tpot_ms"].get<double>(), 0);
   EXPECT_TRUE(a["energy"]["modelled"].get<bool>());
+  // Over time, for the picture: each device's busy share per bin averages to its pool's, and the
+  // KV bytes moved over the bins add up to every request's.
+  const auto& devs = dis["devices_over_time"];
+  ASSERT_EQ(devs.size(), 3u);
+  const size_t bins = a["timeline"].size();
+  ASSERT_GT(bins, 1u);
+  const double width_s = (a["timeline"][1]["t_ms"].get<double>() - a["timeline"][0]["t_ms"].get<double>()) / 1000;
+  double decode_busy = 0;
+  for (size_t k = 1; k < 3; ++k) {
+    EXPECT_EQ(devs[k]["pool"], "decode");
+    for (const auto& b : devs[k]["busy"]) decode_busy += b.get<double>() / static_cast<double>(bins) / 2;
+  }
+  EXPECT_NEAR(decode_busy, dis["decode"]["busy_share"].get<double>(), 1e-9);
+  double moved = 0;
+  for (const auto& g : dis["kv_transfer"]["gb_per_s_over_time"]) moved += g.get<double>() * 1e9 * width_s;
+  EXPECT_NEAR(moved, 24 * dis["kv_transfer"]["bytes_per_request"].get<double>(), 1e-3 * moved);
   // Mixed kinds: the decode pool on the RNGD cards of the mixed system.
   r = run_sim(base + "--hw system_4x_h100_4x_rngd --prefill-devices 0 --decode-devices 4-5 --report '" + d + "/m.json'");
   ASSERT_EQ(r.exit_code, 0) << r.output;
