@@ -836,6 +836,16 @@ struct Builder {
           t.read_bytes = reads, t.write_bytes = writes;
           t.flops = static_cast<double>(s.rows * s.cols);
           kern.candidates.push_back({"thread per row, 4 warps", stream_plan(t, p)});
+        } else if (!o.looped_rows && static_cast<double>(s.cols) * eb < 32 * 16) {
+          // Rows shorter than a warp's 32 lanes of 16-byte loads: generated norms and softmax
+          // (cuDNN's, Triton's under torch.compile) give a row a few lanes and a program many
+          // rows, whose loads are in flight together; as one stream over the rows' bytes.
+          StreamKernelSpec t;
+          t.name = s.name;
+          t.elements = s.rows * s.cols;
+          t.read_bytes = reads, t.write_bytes = writes;
+          t.flops = kern.flops;
+          kern.candidates.push_back({"rows of a few lanes each, 4 warps", stream_plan(t, p)});
         }
         return;
       }

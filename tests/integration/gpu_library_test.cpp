@@ -258,4 +258,19 @@ TEST(GpuLibrary, LastAxisReductionsRunAtTheHbmBound) {
   }
 }
 
+// Norms of short rows (fewer bytes than a warp loads at once) run as rows of a few lanes each,
+// many rows a program, at the HBM bound; a program per row waits on each row in turn (3x slower
+// for 131,072 rows of 128). Long rows keep a program per row.
+TEST(GpuLibrary, ShortRowNormsRunManyRowsAProgram) {
+  const std::string d = scratch_dir("gpu_short_rows");
+  const json k = report(d, zoo(d, "rms", "op rms_norm shape=131072x128 --dtype bf16"), "gpu_h200")["layers"][0];
+  EXPECT_EQ(k["schedule"], "rows of a few lanes each, 4 warps");
+  // In and out once (2 x 32 MiB) and the weight row, at the H200's 4.8 TB/s x 0.885 (gpu_h200.yaml).
+  const double bound_us = (2.0 * 131072 * 128 * 2 + 128 * 2) / (4800e9 * 0.885) * 1e6;
+  EXPECT_GE(k["time_us"].get<double>(), bound_us * 0.999);
+  EXPECT_LE(k["time_us"].get<double>(), bound_us * 1.2);
+  const json l = report(d, zoo(d, "long", "op rms_norm shape=2048x4096 --dtype bf16"), "gpu_h200")["layers"][0];
+  EXPECT_EQ(l["schedule"].get<std::string>().rfind("rows ", 0), 0u) << l["schedule"];
+}
+
 }  // namespace
