@@ -65,6 +65,8 @@ struct TransformerShape {
   int context = 0;      // tokens a sequence may hold (max_position_embeddings)
   bool rotary = false;  // rotary positions (RoPE): a context may be stretched by RoPE scaling
   int sliding_window = 0;  // keys a windowed layer attends (0: none)
+  bool every_layer_windowed = true;  // with sliding_window: every layer (false: Gemma 2's even layers)
+  bool qkv_bias = false, o_bias = false, mlp_bias = false, tied_embeddings = false;  // Llama layout's variants
   int experts = 0, experts_per_token = 0;  // mixture of experts (0: dense)
   int expert_ffn = 0;                      // an expert's intermediate size
   int64_t expert_parameters = 0;           // of parameters: the routed experts' (all layers)

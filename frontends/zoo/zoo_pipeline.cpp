@@ -139,6 +139,7 @@ class FxGraph {
 struct Shard {
   int64_t B, S, N, Tk;  // batch, new tokens, cached tokens, keys (N + S)
   int64_t D, h, hkv, g, dh, f, v;  // model width, query / K/V heads, heads per K/V head, head dim, FFN and vocab shards
+  bool qkv_bias = false;  // Qwen2: biases on q, k and v (their shards)
   double eps;
   int scalar;  // torch.export ScalarType of the activations
   std::string dtype;  // pipeline dtype name
@@ -214,12 +215,15 @@ FxGraph attention(const Shard& m) {
   const int64_t BS = m.B * m.S, hd = m.h * m.dh, kvd = m.hkv * m.dh;
   const std::string x = g.input({BS, m.D}), r = g.input({BS, m.D});
   const std::string wq = g.input({m.D, hd}), wk = g.input({m.D, kvd}), wv = g.input({m.D, kvd}), wo = g.input({hd, m.D});
-  const std::string wn = g.input({m.D}), cos = g.input({m.S, m.dh}), sin = g.input({m.S, m.dh}), scale = g.input({1});
+  const std::string wn = g.input({m.D});
+  const std::string bq = m.qkv_bias ? g.input({hd}) : "", bk = m.qkv_bias ? g.input({kvd}) : "", bv = m.qkv_bias ? g.input({kvd}) : "";
+  const std::string cos = g.input({m.S, m.dh}), sin = g.input({m.S, m.dh}), scale = g.input({1});
   const std::string mask = m.S > 1 ? g.input({m.g * m.S, m.Tk}) : "";
   const std::string kc = m.N > 0 ? g.input({m.B * m.hkv, m.N, m.dh}) : "", vc = m.N > 0 ? g.input({m.B * m.hkv, m.N, m.dh}) : "";
   const std::string xs = g.add(x, r, {BS, m.D});
   const std::string ln = g.rms_norm(xs, wn, m.D, m.eps, {BS, m.D});
-  const std::string q = g.mm(ln, wq, {BS, hd}), k = g.mm(ln, wk, {BS, kvd}), v = g.mm(ln, wv, {BS, kvd});
+  std::string q = g.mm(ln, wq, {BS, hd}), k = g.mm(ln, wk, {BS, kvd}), v = g.mm(ln, wv, {BS, kvd});
+  if (m.qkv_bias) q = g.add(q, bq, {BS, hd}), k = g.add(k, bk, {BS, kvd}), v = g.add(v, bv, {BS, kvd});
   // q: [B, S, Hkv, g, dh] -> [B, Hkv, g, S, dh], rotary, -> [B*Hkv, g*S, dh]
   const Dims qs{m.B, m.hkv, m.g, m.S, m.dh};
   std::string qh = g.permute(g.reshape(q, {m.B, m.S, m.hkv, m.g, m.dh}), {0, 2, 3, 1, 4}, qs);
@@ -295,10 +299,16 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
   const auto shape = transformer_shape(o.model);
   if (!shape) throw InputError("zoo", "model", "unknown transformer '" + o.model + "' (--tp and --pp take llama2-7b, llama2-13b, llama2-70b, llama3-8b)");
   const bool moe = shape->family == "llama-moe";
-  if (shape->family != "llama" && !moe)
-    throw InputError("zoo", "--tp", "tensor- and pipeline-parallel pipelines are written for Llama's own layout (llama2-7b, llama2-13b, llama2-70b, llama3-8b, "
-                                        "a LlamaForCausalLM config.json) and Mixtral's (a MixtralForCausalLM config.json); " + o.model + " is not one" +
-                                        (shape->architecture.empty() ? std::string() : " (" + shape->architecture + ", layout " + shape->family + ")"));
+  // Llama's relatives: q/k/v biases (Qwen2), a sliding window on every layer (Mistral), tied
+  // embeddings, a head size of its own; not biases on o or the MLP.
+  const bool variant = shape->family == "llama-variant" && shape->experts == 0 && !shape->o_bias && !shape->mlp_bias &&
+                       (shape->sliding_window == 0 || shape->every_layer_windowed);
+  if (shape->family != "llama" && !moe && !variant)
+    throw InputError("zoo", "--tp", "tensor- and pipeline-parallel pipelines are written for Llama's layout and its relatives (llama2-7b, llama2-13b, "
+                                        "llama2-70b, llama3-8b, LlamaForCausalLM, MistralForCausalLM and Qwen2ForCausalLM config.json files: q/k/v biases, "
+                                        "sliding windows, tied embeddings) and Mixtral's (a MixtralForCausalLM config.json); " + o.model + " is not one" +
+                                        (shape->architecture.empty() ? std::string() : " (" + shape->architecture + ", layout " + shape->family +
+                                                                                               (shape->o_bias || shape->mlp_bias ? ", biases on o or the MLP" : "") + ")"));
   if (tp < 1 || pp < 1 || ep < 1 || int64_t{tp} * pp * ep > kMaxDevices)
     throw InputError("zoo", "--tp", "--tp, --pp and --ep must be at least 1 with tp x ep x pp <= " + std::to_string(kMaxDevices) + " devices");
   if (ep > 1 && !moe) throw InputError("zoo", "--ep", "expert parallelism needs a mixture-of-experts model; " + o.model + " is dense");
@@ -333,13 +343,15 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
   // with fewer requests runs the fullest group's batch).
   m.B = (o.batch / M + ep - 1) / ep;
   m.S = o.seq != 0 ? o.seq : o.kv_len > 0 ? 1 : 128;
-  m.N = o.kv_len;
+  // Cached keys a layer attends: a windowed layer the last window's (vLLM's sliding window).
+  m.N = shape->sliding_window > 0 ? std::min<int64_t>(o.kv_len, std::max<int64_t>(0, shape->sliding_window - m.S)) : o.kv_len;
   m.Tk = m.N + m.S;
   m.D = shape->d;
   m.h = shape->heads / tp;
   m.hkv = shape->kv_heads / tp;
   m.g = m.h / m.hkv;
-  m.dh = shape->d / shape->heads;
+  m.dh = shape->head_dim > 0 ? shape->head_dim : shape->d / shape->heads;
+  m.qkv_bias = shape->qkv_bias;
   m.f = shape->ffn / tp;
   m.v = shape->vocab / tp;
   m.eps = shape->eps;
@@ -395,9 +407,12 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
         for (int l = first(s); l < first(s + 1); ++l) {
           const std::string L = "layers." + std::to_string(l) + grp + ".tp" + std::to_string(t) + ".", AL = mb + L;
           const std::string lg = mb + "layers." + std::to_string(l) + grp;  // this layer's groups over t
-          const std::vector<std::pair<std::string, Dims>> attn_w = {{"wq", {m.D, m.h * m.dh}}, {"wk", {m.D, m.hkv * m.dh}},
-                                                                    {"wv", {m.D, m.hkv * m.dh}}, {"wo", {m.h * m.dh, m.D}},
-                                                                    {"attn_norm", {m.D}}};
+          std::vector<std::pair<std::string, Dims>> attn_w = {{"wq", {m.D, m.h * m.dh}}, {"wk", {m.D, m.hkv * m.dh}},
+                                                              {"wv", {m.D, m.hkv * m.dh}}, {"wo", {m.h * m.dh, m.D}},
+                                                              {"attn_norm", {m.D}}};
+          if (m.qkv_bias)
+            for (const auto& [n, sh] : std::vector<std::pair<std::string, Dims>>{{"bq", {m.h * m.dh}}, {"bk", {m.hkv * m.dh}}, {"bv", {m.hkv * m.dh}}})
+              attn_w.push_back({n, sh});
           std::vector<std::pair<std::string, Dims>> mlp_w = {{"mlp_norm", {m.D}}, {"w_gate", {m.D, m.f}}, {"w_up", {m.D, m.f}},
                                                              {"w_down", {m.f, m.D}}};
           if (moe) mlp_w = {{"mlp_norm", {m.D}}, {"router", {m.D, m.E}}};

@@ -1,0 +1,67 @@
+// Tensor- and pipeline-parallel pipelines of Llama's relatives (issue 41): Qwen2's q/k/v biases,
+// Mistral's sliding window; the same work as the model on one device; what is refused by name.
+#include <gtest/gtest.h>
+
+#include "frontends/pipeline/pipeline_reader.h"
+#include "frontends/zoo/zoo.h"
+#include "sim/ir/error.h"
+
+namespace npusim::frontends::zoo {
+namespace {
+
+std::string example(const std::string& name) { return std::string(NPUSIM_SOURCE_DIR) + "/examples/hf/" + name + "/config.json"; }
+
+ZooOptions model(const std::string& name, int batch, int seq, int kv_len) {
+  ZooOptions z;
+  z.model = example(name);
+  z.batch = batch, z.seq = seq, z.kv_len = kv_len, z.layers = 2;
+  return z;
+}
+
+int64_t macs(const ir::Graph& g) {
+  int64_t m = 0;
+  for (const ir::Layer& l : g.layers) m += l.macs();
+  return m;
+}
+
+int64_t pipeline_macs(const ZooOptions& z, const Parallelism& par) {
+  const ir::System s = pipeline::read_pipeline_text(make_parallel_pipeline(z, par).dump(), "variant pipeline", ".");
+  int64_t m = 0;
+  for (const ir::SuperTask& t : s.supertasks)
+    if (t.compute) m += t.compute->macs;
+  return m;
+}
+
+TEST(ZooPipelineVariants, QwenAndMistralDoTheWorkOfTheModelOnOneDevice) {
+  // Prefills and decode steps; Mistral's decode at 6,000 cached tokens attends the last 4,096.
+  for (const ZooOptions& z : {model("Qwen2.5-7B", 2, 64, 0), model("Qwen2.5-7B", 4, 1, 300), model("Mistral-7B-v0.1", 2, 32, 0),
+                              model("Mistral-7B-v0.1", 2, 1, 6000)}) {
+    const int64_t one = macs(make_transformer(z));
+    for (const Parallelism& par : {Parallelism{1, 1, 1, 1}, Parallelism{2, 1, 1, 1}, Parallelism{2, 2, 1, 1}})
+      EXPECT_EQ(pipeline_macs(z, par), one) << z.model << " seq " << z.seq << " kv " << z.kv_len << " tp " << par.tp << " pp " << par.pp;
+  }
+}
+
+TEST(ZooPipelineVariants, ShardsHoldTheBiasesAndTheWindow) {
+  const auto q = make_parallel_pipeline(model("Qwen2.5-7B", 1, 16, 0), {2, 1, 1, 1});
+  // 28 query heads of 128 over tp 2: 14 x 128 = 1792 q columns and biases; 4 K/V heads: 2 x 128.
+  EXPECT_EQ(q["tensors"]["layers.0.tp1.bq"]["shape"], nlohmann::ordered_json({1792}));
+  EXPECT_EQ(q["tensors"]["layers.0.tp1.bk"]["shape"], nlohmann::ordered_json({256}));
+  const auto m = make_parallel_pipeline(model("Mistral-7B-v0.1", 1, 1, 6000), {2, 1, 1, 1});
+  EXPECT_EQ(m["tensors"]["layers.1.tp0.k_cache"]["shape"], nlohmann::ordered_json({4, 4095, 128}));  // the window's keys
+  EXPECT_FALSE(m["tensors"].contains("layers.0.tp0.bq"));
+}
+
+TEST(ZooPipelineVariants, LayoutsThePipelineDoesNotWriteAreRefusedByName) {
+  for (const char* name : {"gemma-2-9b", "opt-1.3b", "Qwen1.5-MoE-A2.7B"}) {
+    try {
+      make_parallel_pipeline(model(name, 1, 8, 0), {2, 1, 1, 1});
+      FAIL() << name;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("layout"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace npusim::frontends::zoo
