@@ -31,16 +31,18 @@ struct BarrierState {
   sc_core::sc_event event;
 
   void arrive(const Clock& clk, double barrier_cycles, int from_pg) {
-    if (++arrived >= expected) {
-      released = true;
-      release = clk.now() + barrier_cycles;
-      last_pg = from_pg;
-      event.notify(sc_core::sc_time(barrier_cycles * clk.period_ps(), sc_core::SC_PS));
-      clk.wait_until(release);
-      return;
-    }
-    while (!released) sc_core::wait(event);
+    if (!arrive_only(clk, barrier_cycles, from_pg))
+      while (!released) sc_core::wait(event);
     clk.wait_until(release);
+  }
+  // The arrival alone (for an SC_METHOD): true when it was the last, which releases the barrier.
+  bool arrive_only(const Clock& clk, double barrier_cycles, int from_pg) {
+    if (++arrived < expected) return false;
+    released = true;
+    release = clk.now() + barrier_cycles;
+    last_pg = from_pg;
+    event.notify(sc_core::sc_time(barrier_cycles * clk.period_ps(), sc_core::SC_PS));
+    return true;
   }
 };
 

@@ -98,12 +98,104 @@ SmArray::SmArray(sc_core::sc_module_name name, const gpu::Program& plan, const G
   for (int x = 0; x < procs; ++x) m_warp_base[x] = threads, threads += m_warps[x];
   m_waiting.assign(threads, "");
   m_finished.assign(threads, false);
-  sc_core::sc_spawn_options opt;
+  sc_core::sc_spawn_options opt, method;
   opt.set_stack_size(256 * 1024);
-  for (int x = 0; x < procs; ++x)
-    for (int w = 0; w < m_warps[x]; ++w)
-      sc_core::sc_spawn([this, x, w] { warp_thread(x, w); },
-                        sc_core::sc_gen_unique_name(("p" + std::to_string(x) + "_w" + std::to_string(w)).c_str()), &opt);
+  method.spawn_method();
+  for (int x = 0; x < procs; ++x) {
+    // The warps that lead a slot in some step: the first of the slot's warps.
+    std::vector<bool> leads(static_cast<size_t>(m_warps[x]), false);
+    for (const GpuStep& st : sched.programs[x])
+      if (!st.barrier) {
+        const int w = std::max(1, sched.seqs[st.index].slot_warps);
+        for (size_t k = 0; k < st.slot_tasks.size(); ++k) leads[k * static_cast<size_t>(w)] = true;
+      }
+    for (int w = 0; w < m_warps[x]; ++w) {
+      const std::string name = "p" + std::to_string(x) + "_w" + std::to_string(w);
+      if (leads[static_cast<size_t>(w)]) {
+        sc_core::sc_spawn([this, x, w] { warp_thread(x, w); }, sc_core::sc_gen_unique_name(name.c_str()), &opt);
+        continue;
+      }
+      const size_t f = m_followers.size();
+      m_followers.push_back({x, w, m_warp_base[x] + static_cast<size_t>(w)});
+      sc_core::sc_spawn([this, f] { follow(f); }, sc_core::sc_gen_unique_name(name.c_str()), &method);
+    }
+  }
+}
+
+bool SmArray::trigger_at(double cycle) {
+  const Clock& clk = m_sys.clock;
+  const double d = cycle - clk.now();
+  if (d <= 0) return false;
+  next_trigger(sc_core::sc_time(d * clk.period_ps(), sc_core::SC_PS));
+  return true;
+}
+
+void SmArray::follow(size_t f) {
+  Follower& w = m_followers[f];
+  const Clock& clk = m_sys.clock;
+  const auto& prog = m_sched.programs[static_cast<size_t>(w.proc)];
+  // What it waited for has happened: go on from there.
+  switch (w.at) {
+    case Follower::At::Start:
+      w.at = Follower::At::Step;
+      if (trigger_at(m_start)) return;
+      break;
+    case Follower::At::Slot:  // the slot's tasks are done
+      ++w.si;
+      w.at = Follower::At::Step;
+      break;
+    case Follower::At::Barrier: {
+      const BarrierState& b = m_barriers[prog[w.si].index];
+      if (!b.released) {
+        next_trigger(b.event);
+        return;
+      }
+      w.at = Follower::At::Release;
+      if (trigger_at(b.release)) return;
+      [[fallthrough]];
+    }
+    case Follower::At::Release:
+      m_waiting[w.me].clear();
+      m_res.spans[m_span_base[static_cast<size_t>(w.proc)] + w.si].end = clk.now();
+      ++w.si;
+      w.at = Follower::At::Step;
+      break;
+    case Follower::At::Step:
+      break;
+  }
+  for (; w.si < prog.size(); ++w.si) {
+    const GpuStep& st = prog[w.si];
+    GpuSpan& span = m_res.spans[m_span_base[static_cast<size_t>(w.proc)] + w.si];
+    if (st.barrier) {
+      span.start = std::max(span.start, clk.now());
+      const ProcSpan& r = m_sched.barriers[st.index].range;
+      m_waiting[w.me] = "the barrier over processors [" + std::to_string(r.begin) + "," + std::to_string(r.end) +
+                        ") before processor group " + std::to_string(m_sched.barriers[st.index].pg);
+      BarrierState& b = m_barriers[st.index];
+      if (b.arrive_only(clk, m_p.barrier_cycles, w.last_pg)) {
+        w.at = Follower::At::Release;
+        if (trigger_at(b.release)) return;
+      } else {
+        w.at = Follower::At::Barrier;
+        next_trigger(b.event);
+        return;
+      }
+      m_waiting[w.me].clear();
+      span.end = clk.now();
+      w.at = Follower::At::Step;
+      continue;
+    }
+    const GpuSeq& q = m_sched.seqs[st.index];
+    w.last_pg = q.pg;
+    const int k = w.warp / std::max(1, q.slot_warps);
+    if (k >= static_cast<int>(st.slot_tasks.size())) continue;
+    SlotSync& ss = m_slot_sync[m_slot_base[static_cast<size_t>(w.proc)][w.si] + static_cast<size_t>(k)];
+    if (++ss.arrived == q.slot_warps) ss.joined.notify(sc_core::SC_ZERO_TIME);
+    w.at = Follower::At::Slot;
+    next_trigger(ss.finished);
+    return;
+  }
+  m_finished[w.me] = true;  // no trigger named: it never runs again
 }
 
 void SmArray::busy(int proc, bool start) {

@@ -1,8 +1,11 @@
 // The SMs of one GPU (a SystemC unit): they play their programs (models/gpu/sm_program.h, built
-// by sim/mapping/gpu_schedule.h) with ARK's semantics. Each warp of each processor is an SC_THREAD that walks the processor's steps:
+// by sim/mapping/gpu_schedule.h) with ARK's semantics. Each warp of each processor walks the processor's steps:
 // at a barrier it waits for every warp of the range; at a task group it joins its slot
 // (warps [k*NumWarps, (k+1)*NumWarps)), whose first warp runs the slot's tasks once all of
-// the slot's warps are there, the others waiting for it. Warps that get no slot go straight
+// the slot's warps are there, the others waiting for it. A warp that leads a slot somewhere is
+// an SC_THREAD; one that only ever waits is an SC_METHOD stepping the same walk (no stack of its
+// own: most warps of a kernel only wait, and a thread each made their creation and switching
+// most of a simulation's time). Warps that get no slot go straight
 // on, so resource groups of one processor run in program order without a barrier, as in the
 // generated kernel. A task runs its TaskInfo's ops in order; each op's time comes from
 // models/gpu/gpu_timing.h and the shared servers (models/kernel/rate_server.h: the SM's math
@@ -51,6 +54,18 @@ class SmArray : public sc_core::sc_module {
     sc_core::sc_event joined, finished;
   };
   void warp_thread(int proc, int warp);
+  // A warp that never leads a slot, as an SC_METHOD: each call takes it as far as it can go and
+  // names what it waits for next.
+  struct Follower {
+    int proc = 0, warp = 0;
+    size_t me = 0;   // its index in m_waiting / m_finished
+    size_t si = 0;   // the step it is at
+    int last_pg = -1;
+    enum class At { Start, Step, Slot, Barrier, Release } at = At::Start;
+  };
+  void follow(size_t f);
+  // Whether the SC_METHOD must wait until `cycle` (and has been told to), as Clock::wait_until waits.
+  bool trigger_at(double cycle);
   // thread: the slot leader's warp thread (its waits are recorded for deadlock reports).
   void run_slot(int proc, size_t thread, size_t step, int slot);
   void run_op(int proc, size_t thread, const GpuSeq& q, int ti, int oi, const int64_t* ids, size_t n);
@@ -80,7 +95,8 @@ class SmArray : public sc_core::sc_module {
   std::vector<std::vector<std::optional<TaskDemand>>> m_demand_cache;  // [seq][op]
   std::vector<std::string> m_waiting;             // per warp thread: what it blocks on
   std::vector<bool> m_finished;
-  std::vector<size_t> m_warp_base;                // [proc] -> first warp thread index
+  std::vector<size_t> m_warp_base;                // [proc] -> first warp index
+  std::deque<Follower> m_followers;
   GpuRankResult m_res;
 };
 
