@@ -84,6 +84,7 @@ namespace {
 // A system run's totals over its accelerators (host lanes left out).
 struct SystemTotals {
   double makespan_ns = 0, busy_ns = 0, comm_ns = 0, wait_ns = 0, stall_ns = 0, link_bytes = 0;
+  int64_t workload_macs = 0;
   int devices = 0;
   double energy_uj = -1;
 };
@@ -98,6 +99,8 @@ SystemTotals totals_of(const SystemReport& r) {
     t.busy_ns += d.busy_ns, t.comm_ns += d.comm_ns, t.wait_ns += d.comm_wait_ns, t.stall_ns += d.mem_stall_ns, ++t.devices;
   }
   for (const auto& l : m.links) t.link_bytes += l.bytes;
+  for (const ir::SuperTask& s : r.sys->supertasks)
+    if (s.compute) t.workload_macs += s.compute->macs;
   return t;
 }
 
@@ -127,6 +130,9 @@ const std::vector<SystemField>& system_fields() {
       {"link_bytes", "bytes", "bytes over every link", [](const T& t) { return J(static_cast<int64_t>(std::llround(t.link_bytes))); },
        kInTotals | kInSweep},
       {"devices", "", "accelerators (host lanes left out)", [](const T& t) { return J(t.devices); }, kInTotals | kInSweep},
+      {"workload_macs", "MAC",
+       "the MACs of every compute supertask's ops as they state them (a core key): a zoo pipeline has its model's on one device",
+       [](const T& t) { return J(t.workload_macs); }, kInTotals | kInSweep},
       {"energy_uj", "uJ", "the devices the pipeline uses: their supertasks' energy and their idle power the rest of the makespan (empty when a device's power is not modelled; docs/energy.md#systems)",
        [](const T& t) { return t.energy_uj >= 0 ? J(t.energy_uj) : J(nullptr); }, kInTotals | kInSweep},
       {"average_power_w", "W", "energy_uj / the makespan",
@@ -165,6 +171,7 @@ const std::vector<SupertaskField>& supertask_fields() {
       {"estimated", "", "its compute time is an estimate from its bytes (payload not lowered)",
        [](const S& s) { return J(std::find(s.r->estimated.begin(), s.r->estimated.end(), s.t) != s.r->estimated.end()); }},
       {"critical", "", "on the critical path", [](const S& s) { return J(on_path(*s.r, s.t)); }},
+      {"macs", "MAC", "its ops' MACs (0 for collectives)", [](const S& s) { return J(s.task().compute ? s.task().compute->macs : 0); }},
       {"collective", "", "a collective's plan, algorithm/protocol (nvls/simple); empty otherwise",
        [](const S& s) { return J(s.timing().collective); }},
   };

@@ -65,6 +65,19 @@ TEST(Energy, WorkloadMacsAreTheSameOnEveryDevice) {
   EXPECT_EQ(t[0]["workload_macs"], t[1]["workload_macs"]);
   EXPECT_EQ(t[0]["executed_macs"], t[0]["workload_macs"]);
   EXPECT_LT(t[1]["executed_macs"].get<double>(), t[1]["workload_macs"].get<double>());
+  // A model on one device and as a tensor- and pipeline-parallel pipeline on a system: one workload.
+  ASSERT_EQ(run_sim("zoo llama2-7b --seq 32 --layers 2 -o '" + d + "/l.json'").exit_code, 0);
+  ASSERT_EQ(run_sim("zoo llama2-7b --seq 32 --layers 2 --tp 2 --pp 2 -o '" + d + "/p.json'").exit_code, 0);
+  json u[3];
+  i = 0;
+  for (const auto& [ir, hw] : {std::pair<std::string, std::string>{"l", "npu"}, {"l", "gpu_h100"}, {"p", "system_8x_h100"}}) {
+    const auto r = run_sim("--ir '" + d + "/" + ir + ".json' --hw " + hw + " -q --report '" + d + "/r.json'");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    u[i++] = json::parse(read_text(d + "/r.json"))["totals"];
+  }
+  EXPECT_GT(u[0]["workload_macs"].get<double>(), 0);
+  EXPECT_EQ(u[0]["workload_macs"], u[1]["workload_macs"]);
+  EXPECT_EQ(u[0]["workload_macs"], u[2]["workload_macs"]);
 }
 
 // A system: the pipeline's devices, between their idle power and their TDP.
