@@ -496,6 +496,7 @@ std::optional<TransformerShape> transformer_shape(const std::string& model) {
   s.every_layer_windowed = d->window_layers == 0;
   s.qkv_bias = d->qkv_bias, s.o_bias = d->o_bias, s.mlp_bias = d->mlp_bias, s.tied_embeddings = d->tied_embeddings;
   s.experts = d->experts, s.experts_per_token = d->experts_per_token, s.expert_ffn = d->expert_ffn;
+  s.shared_ffn = d->shared_ffn, s.every_layer_moe = d->moe_every == 1 && d->dense_layers.empty();
   s.parameters = parameter_count(*d), s.active_parameters = parameter_count(*d, true);
   // The routed experts: (total - active) counts E - k of them in every MoE layer.
   if (d->experts > d->experts_per_token)

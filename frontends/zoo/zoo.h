@@ -69,6 +69,8 @@ struct TransformerShape {
   bool qkv_bias = false, o_bias = false, mlp_bias = false, tied_embeddings = false;  // Llama layout's variants
   int experts = 0, experts_per_token = 0;  // mixture of experts (0: dense)
   int expert_ffn = 0;                      // an expert's intermediate size
+  int shared_ffn = 0;                      // Qwen2-MoE: the shared expert's intermediate size (0: none)
+  bool every_layer_moe = true;             // with experts: every layer's MLP is a mixture
   int64_t expert_parameters = 0;           // of parameters: the routed experts' (all layers)
   int64_t parameters = 0, active_parameters = 0;  // as a checkpoint stores them; active: top-k experts
   int64_t outside_layers = 0;  // of parameters: embeddings, positions, the head, the final norm

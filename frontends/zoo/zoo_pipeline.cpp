@@ -151,23 +151,34 @@ struct Shard {
   int64_t recv = 0;       // rows the rank's experts take (A when nothing crosses groups)
   int64_t el = 0, rows = 0;  // active experts of the rank, rows of each
   int64_t ef = 0;         // an expert's width shard
+  int64_t sf = 0;         // Qwen2-MoE: the shared expert's width shard (0: none)
 };
 
 constexpr int kInt32 = 4;  // torch.export ScalarType INT
 
-// route: inputs x, r, norm weight, router, the dispatch order. Outputs: the assignments in
-// destination order [recv, D], their top-k weights [A, 1], x + r.
+// route: inputs x, r, norm weight, router, the dispatch order [, the shared expert's gate, up,
+// down and its gate vector]. Outputs: the assignments in destination order [recv, D], their top-k
+// weights [A, 1], x + r [, the shared expert's (partial, over tp) output scaled by its gate].
 FxGraph moe_route(const Shard& m) {
   FxGraph g(m.scalar);
   const int64_t BS = m.B * m.S;
   const std::string x = g.input({BS, m.D}), r = g.input({BS, m.D}), wn = g.input({m.D}), wr = g.input({m.D, m.E});
   const std::string order = g.input({m.recv}, kInt32);
+  const std::string sg = m.sf > 0 ? g.input({m.D, m.sf}) : "", su = m.sf > 0 ? g.input({m.D, m.sf}) : "",
+                    sd = m.sf > 0 ? g.input({m.sf, m.D}) : "", sw = m.sf > 0 ? g.input({m.D, 1}) : "";
   const std::string h = g.add(x, r, {BS, m.D});
   const std::string ln = g.rms_norm(h, wn, m.D, m.eps, {BS, m.D});
   const std::string p = g.call("_softmax", {{"self", T(g.mm(ln, wr, {BS, m.E}))}, {"dim", I(-1)}, {"half_to_float", B(false)}}, {BS, m.E});
   g.call("amax", {{"self", T(p)}, {"dim", INTS({-1})}, {"keepdim", B(true)}}, {BS, 1});  // the top-k pass
   const std::string w = g.reshape(g.slice(p, -1, 0, m.k, {BS, m.k}), {m.A, 1});
-  g.output({g.index_select(ln, order, {m.recv, m.D}), w, h});
+  if (m.sf == 0) {
+    g.output({g.index_select(ln, order, {m.recv, m.D}), w, h});
+    return g;
+  }
+  const std::string gate = g.call("silu", {{"self", T(g.mm(ln, sg, {BS, m.sf}))}}, {BS, m.sf});
+  const std::string shared = g.mm(g.mul(gate, g.mm(ln, su, {BS, m.sf}), {BS, m.sf}), sd, {BS, m.D});
+  const std::string scale = g.call("sigmoid", {{"self", T(g.mm(ln, sw, {BS, 1}))}}, {BS, 1});
+  g.output({g.index_select(ln, order, {m.recv, m.D}), w, h, g.mul(shared, scale, {BS, m.D})});
   return g;
 }
 
@@ -186,14 +197,17 @@ FxGraph moe_experts(const Shard& m) {
   return g;
 }
 
-// combine: inputs the outputs [recv, D], each assignment's row, the top-k weights. Output: the
-// layer's MLP output (partial over tp) [B*S, D].
+// combine: inputs the outputs [recv, D], each assignment's row, the top-k weights [, the shared
+// expert's output]. Output: the layer's MLP output (partial over tp) [B*S, D].
 FxGraph moe_combine(const Shard& m) {
   FxGraph g(m.scalar);
   const int64_t BS = m.B * m.S;
   const std::string y = g.input({m.recv, m.D}), unperm = g.input({m.A}, kInt32), w = g.input({m.A, 1});
+  const std::string shared = m.sf > 0 ? g.input({BS, m.D}) : "";
   const std::string yw = g.mul(g.index_select(y, unperm, {m.A, m.D}), w, {m.A, m.D});
-  g.output({g.call("sum", {{"self", T(g.reshape(yw, {BS, m.k, m.D}))}, {"dim", INTS({1})}, {"keepdim", B(false)}}, {BS, m.D}, "dim_IntList")});
+  std::string out = g.call("sum", {{"self", T(g.reshape(yw, {BS, m.k, m.D}))}, {"dim", INTS({1})}, {"keepdim", B(false)}}, {BS, m.D}, "dim_IntList");
+  if (m.sf > 0) out = g.add(out, shared, {BS, m.D});
+  g.output({out});
   return g;
 }
 
@@ -298,7 +312,10 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
   const int tp = par.tp, pp = par.pp, ep = par.ep;
   const auto shape = transformer_shape(o.model);
   if (!shape) throw InputError("zoo", "model", "unknown transformer '" + o.model + "' (--tp and --pp take llama2-7b, llama2-13b, llama2-70b, llama3-8b)");
-  const bool moe = shape->family == "llama-moe";
+  // Mixtral's layout, or Qwen2-MoE's (q/k/v biases and a shared expert) with every layer a mixture.
+  const bool moe = shape->family == "llama-moe" ||
+                   (shape->family == "llama-variant" && shape->experts > 0 && shape->every_layer_moe && !shape->o_bias && !shape->mlp_bias &&
+                    shape->sliding_window == 0);
   // Llama's relatives: q/k/v biases (Qwen2), a sliding window on every layer (Mistral), tied
   // embeddings, a head size of its own; not biases on o or the MLP.
   const bool variant = shape->family == "llama-variant" && shape->experts == 0 && !shape->o_bias && !shape->mlp_bias &&
@@ -306,7 +323,7 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
   if (shape->family != "llama" && !moe && !variant)
     throw InputError("zoo", "--tp", "tensor- and pipeline-parallel pipelines are written for Llama's layout and its relatives (llama2-7b, llama2-13b, "
                                         "llama2-70b, llama3-8b, LlamaForCausalLM, MistralForCausalLM and Qwen2ForCausalLM config.json files: q/k/v biases, "
-                                        "sliding windows, tied embeddings) and Mixtral's (a MixtralForCausalLM config.json); " + o.model + " is not one" +
+                                        "sliding windows, tied embeddings) and the mixtures of experts of Mixtral and Qwen2-MoE; " + o.model + " is not one" +
                                         (shape->architecture.empty() ? std::string() : " (" + shape->architecture + ", layout " + shape->family +
                                                                                                (shape->o_bias || shape->mlp_bias ? ", biases on o or the MLP" : "") + ")"));
   if (tp < 1 || pp < 1 || ep < 1 || int64_t{tp} * pp * ep > kMaxDevices)
@@ -317,6 +334,7 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
   for (const auto& [what, n] : std::vector<std::pair<std::string, int>>{{"attention heads", shape->heads},
                                                                        {"K/V heads", shape->kv_heads},
                                                                        {moe ? "expert width" : "FFN width", moe ? shape->expert_ffn : shape->ffn},
+                                                                       {"shared expert width", moe ? shape->shared_ffn : 0},
                                                                        {"vocabulary", shape->vocab}})
     if (n % tp != 0)
       throw InputError("zoo", "--tp", o.model + "'s " + what + " (" + std::to_string(n) + ") do not divide by --tp " + std::to_string(tp));
@@ -361,7 +379,7 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
     // Assignments spread over the experts uniform routing gives tokens, those evenly over the
     // groups; the busiest expert has skew x the mean (at most every token of every group once),
     // and its rank the mean of the others beside it.
-    m.E = shape->experts, m.k = shape->experts_per_token, m.ef = shape->expert_ffn / tp;
+    m.E = shape->experts, m.k = shape->experts_per_token, m.ef = shape->expert_ffn / tp, m.sf = shape->shared_ffn / tp;
     m.A = m.B * m.S * m.k;
     const int64_t active = active_experts(m.E, m.k, m.B * m.S * ep);
     const double mean = static_cast<double>(m.A * ep) / static_cast<double>(active);
@@ -416,6 +434,9 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
           std::vector<std::pair<std::string, Dims>> mlp_w = {{"mlp_norm", {m.D}}, {"w_gate", {m.D, m.f}}, {"w_up", {m.D, m.f}},
                                                              {"w_down", {m.f, m.D}}};
           if (moe) mlp_w = {{"mlp_norm", {m.D}}, {"router", {m.D, m.E}}};
+          // Qwen2-MoE's shared expert: on every group, its width over the tp ranks.
+          const std::vector<std::pair<std::string, Dims>> shared_w = {
+              {"shared_gate", {m.D, m.sf}}, {"shared_up", {m.D, m.sf}}, {"shared_down", {m.sf, m.D}}, {"shared_gate_w", {m.D, 1}}};
           Json ai = Json::array({x, r});
           for (const auto& [n, sh] : attn_w) tensors[L + n] = weight(sh, d_t, L + n), ai.push_back(L + n);
           for (const char* c : {"rope_cos", "rope_sin", "scale"}) ai.push_back(pre + c);
@@ -446,11 +467,17 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
                                                                                  {"back", {m.recv}}, {"unpermute", {m.A}}})
               tensors[AL + n] = weight(sh, "i32", AL + n);
             mi.push_back(AL + "order");
+            Json route_out = Json::array({AL + "dispatch", AL + "topk_w", AL + "resid_m"});
+            if (m.sf > 0) {
+              for (const auto& [n, sh] : shared_w) tensors[L + n] = weight(sh, d_t, L + n), mi.push_back(L + n);
+              tensors[AL + "shared_out"] = tensor({BS, m.D}, d_t);
+              route_out.push_back(AL + "shared_out");
+            }
             for (const char* a : {"dispatch", "expert_out"}) tensors[AL + a] = tensor({m.recv, m.D}, d_t);
             if (ep > 1)
               for (const char* a : {"expert_in", "expert_back"}) tensors[AL + a] = tensor({m.recv, m.D}, d_t);
             tensors[AL + "topk_w"] = tensor({m.A, 1}, d_t);
-            st[AL + "route"] = {{"kind", "fx"}, {"inputs", mi}, {"outputs", {AL + "dispatch", AL + "topk_w", AL + "resid_m"}}, {"device", D},
+            st[AL + "route"] = {{"kind", "fx"}, {"inputs", mi}, {"outputs", route_out}, {"device", D},
                                 {"data", nullptr}, {"data_blob", "moe_route"}};
             auto a2a = [&](const std::string& name, const std::string& in, const std::string& out) {
               st[AL + name] = {{"kind", "all_to_all"}, {"inputs", {AL + in}}, {"outputs", {AL + out}}, {"device", D},
@@ -467,7 +494,9 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
                                   {"data_blob", "moe_experts"}};
             std::string rows_out = AL + "expert_out";
             if (ep > 1) a2a("a2a_combine", "expert_out", "expert_back"), rows_out = AL + "expert_back";
-            st[AL + "combine"] = {{"kind", "fx"}, {"inputs", {rows_out, AL + "unpermute", AL + "topk_w"}}, {"outputs", {AL + "mlp_out"}},
+            Json ci = Json::array({rows_out, AL + "unpermute", AL + "topk_w"});
+            if (m.sf > 0) ci.push_back(AL + "shared_out");
+            st[AL + "combine"] = {{"kind", "fx"}, {"inputs", ci}, {"outputs", {AL + "mlp_out"}},
                                   {"device", D}, {"data", nullptr}, {"data_blob", "moe_combine"}};
           }
           x = AL + "resid_m", r = AL + "mlp_out";

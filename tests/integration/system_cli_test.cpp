@@ -330,13 +330,13 @@ TEST(LlmCli, ServesHuggingFaceConfigs) {
   r = run_sim("llm '" + d + "/absent/config.json' --hw gpu_h100 -q");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("no such file"), std::string::npos) << r.output;
-  // Tensor-parallel pipelines are built for Llama's layout, its relatives and Mixtral's: Qwen2
-  // (q/k/v biases) serves over 2 GPUs; Qwen-MoE's shared expert and biases are refused by name.
+  // Tensor-parallel pipelines are built for Llama's layout, its relatives and the MoE layouts:
+  // Qwen2 (q/k/v biases) serves over 2 GPUs; Gemma 2's layout is refused by name.
   r = run_sim("llm '" + hf + "Qwen2.5-7B/config.json' --hw system_8x_h100 --tp 2 --batch 2 --input 64 --output 4 --layers 2 --buckets 2 -q");
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  r = run_sim("llm '" + hf + "Qwen1.5-MoE-A2.7B/config.json' --hw system_8x_h100 --tp 2 -q");
+  r = run_sim("llm '" + hf + "gemma-2-9b/config.json' --hw system_8x_h100 --tp 2 -q");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("Qwen2MoeForCausalLM, layout llama-variant"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Gemma2ForCausalLM, layout gemma2"), std::string::npos) << r.output;
 }
 
 // Expert parallelism (issue 41): Mixtral as 2 groups of tp 2 on an HGX system, the report naming

@@ -115,9 +115,26 @@ TEST(ZooMoePipeline, ExpertParallelismOfWhatCannotBeSpreadIsRefused) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("do not divide by --ep 3"), std::string::npos) << e.what();
   }
-  ZooOptions qwen = mixtral(1, 8, 0);  // a shared expert and qkv biases: not Mixtral's layout
-  qwen.model = std::string(NPUSIM_SOURCE_DIR) + "/examples/hf/Qwen1.5-MoE-A2.7B/config.json";
-  EXPECT_THROW(make_parallel_pipeline(qwen, {2, 1, 1, 1}), InputError);
+  ZooOptions gemma = mixtral(1, 8, 0);  // not a Llama layout
+  gemma.model = std::string(NPUSIM_SOURCE_DIR) + "/examples/hf/gemma-2-9b/config.json";
+  EXPECT_THROW(make_parallel_pipeline(gemma, {2, 1, 2, 1}), InputError);
+}
+
+// Qwen2-MoE: q/k/v biases, 60 experts top-4 and a shared expert scaled by a sigmoid gate; the
+// shared expert on every group, its width over the tp ranks. The same work as the model on one
+// device, but for the router and the shared expert's gate vector, which every tp rank runs.
+TEST(ZooMoePipeline, QwenMoeSpreadsItsExpertsAndKeepsItsSharedExpertOnEveryGroup) {
+  ZooOptions z = mixtral(2, 64, 0);
+  z.model = std::string(NPUSIM_SOURCE_DIR) + "/examples/hf/Qwen1.5-MoE-A2.7B/config.json";
+  const int64_t one = graph_macs(make_transformer(z));
+  // 2 layers x 128 tokens x 2048 x (60 router columns + 1 gate column) per extra tp rank.
+  const int64_t replicated = 2 * 128 * 2048 * (60 + 1);
+  for (const Parallelism& par : {Parallelism{1, 1, 1, 1}, Parallelism{2, 1, 1, 1}, Parallelism{2, 1, 2, 1}, Parallelism{1, 2, 2, 1}})
+    EXPECT_EQ(pipeline_macs(read(z, par)), one + (par.tp - 1) * replicated) << "tp " << par.tp << " pp " << par.pp << " ep " << par.ep;
+  const auto p = make_parallel_pipeline(z, {2, 1, 2, 1});
+  EXPECT_EQ(p["tensors"]["layers.1.ep1.tp1.shared_up"]["shape"], nlohmann::ordered_json({2048, 2816}));  // 5632 / tp 2
+  EXPECT_EQ(p["tensors"]["layers.1.experts1.tp1.w1"]["shape"], nlohmann::ordered_json({30, 2048, 704}));  // 60 / ep 2, 1408 / tp 2
+  EXPECT_EQ(p["tensors"]["layers.0.ep0.tp0.bq"]["shape"], nlohmann::ordered_json({1024}));               // 16 heads / 2 x 128
 }
 
 }  // namespace
