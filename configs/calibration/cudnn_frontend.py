@@ -24,6 +24,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 COMMIT = "NVIDIA/cudnn-frontend@3929da2ef4c1dba1bb8acb68727b9134f26f40c0"
 
 
+def write(name, kernel, path, rows):
+    doc = {"meta": {"device": "NVIDIA H200", "kernel": kernel, "source": COMMIT + " " + path,
+                    "written_by": "configs/calibration/cudnn_frontend.py"}, "rows": rows}
+    with open(os.path.join(ROOT, "configs", "calibration", name), "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
 def main():
     sdpa, norms = sys.argv[1], sys.argv[2]
     rows = []
@@ -35,12 +43,8 @@ def main():
                          "q_heads": int(r["num_q_heads"]), "kv_heads": int(r["num_kv_heads"]), "head_dim": int(r["head_dim_qk"]),
                          "dtype": {"bfloat16": "bf16", "fp8": "fp8"}[r["data_type"]], "causal": True,
                          "fwd_ms": float(r["fwd_time_ms"])})
-    doc = {"meta": {"device": "NVIDIA H200", "kernel": "cuDNN SDPA forward (cudnn 1.19.0, backend 91901)",
-                    "source": COMMIT + " benchmark/sdpa_benchmark_training/results/h200_919_only_cudnn/llama3.1_20260227_034703.csv",
-                    "written_by": "configs/calibration/cudnn_frontend.py"}, "rows": rows}
-    with open(os.path.join(ROOT, "configs", "calibration", "h200_cudnn_sdpa_heldout.json"), "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
+    write("h200_cudnn_sdpa_heldout.json", "cuDNN SDPA forward (cudnn 1.19.0, backend 91901)",
+          "benchmark/sdpa_benchmark_training/results/h200_919_only_cudnn/llama3.1_20260227_034703.csv", rows)
     rows = []
     with open(norms) as f:
         for r in csv.DictReader(f):
@@ -48,12 +52,8 @@ def main():
                 continue
             rows.append({"model": r["norm_name"], "norm": r["norm_type"], "backend": r["backend"], "dtype": "bf16", "rows": int(r["N"]),
                          "cols": int(r["C"]), "bias": r["has_bias"] == "True", "fwd_ms": float(r["fwd_time_ms"])})
-    doc = {"meta": {"device": "NVIDIA H200", "kernel": "RMSNorm / LayerNorm forward: cuDNN, and torch.compile's generated kernel",
-                    "source": COMMIT + " benchmark/norms/results/h200/all_models_20260227_035147.csv",
-                    "written_by": "configs/calibration/cudnn_frontend.py"}, "rows": rows}
-    with open(os.path.join(ROOT, "configs", "calibration", "h200_cudnn_norms.json"), "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
+    write("h200_cudnn_norms.json", "RMSNorm / LayerNorm forward: cuDNN, and torch.compile's generated kernel",
+          "benchmark/norms/results/h200/all_models_20260227_035147.csv", rows)
 
 
 if __name__ == "__main__":

@@ -393,6 +393,17 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
   const int64_t BS = m.B * m.S;
   const int W = tp * ep;  // devices per stage: slot s * W + e * tp + t is rank t of group e of stage s
 
+  // A rank's weights of a layer, by name and shape.
+  using Weights = std::vector<std::pair<std::string, Dims>>;
+  Weights attn_w = {{"wq", {m.D, m.h * m.dh}}, {"wk", {m.D, m.hkv * m.dh}}, {"wv", {m.D, m.hkv * m.dh}}, {"wo", {m.h * m.dh, m.D}},
+                    {"attn_norm", {m.D}}};
+  if (m.qkv_bias) attn_w.insert(attn_w.end(), {{"bq", {m.h * m.dh}}, {"bk", {m.hkv * m.dh}}, {"bv", {m.hkv * m.dh}}});
+  const Weights mlp_w = moe ? Weights{{"mlp_norm", {m.D}}, {"router", {m.D, m.E}}}
+                            : Weights{{"mlp_norm", {m.D}}, {"w_gate", {m.D, m.f}}, {"w_up", {m.D, m.f}}, {"w_down", {m.f, m.D}}};
+  // Qwen2-MoE's shared expert: on every group, its width over the tp ranks.
+  const Weights shared_w = {{"shared_gate", {m.D, m.sf}}, {"shared_up", {m.D, m.sf}}, {"shared_down", {m.sf, m.D}}, {"shared_gate_w", {m.D, 1}}};
+  const Weights expert_w = {{"w1", {m.el, m.D, m.ef}}, {"w3", {m.el, m.D, m.ef}}, {"w2", {m.el, m.ef, m.D}}};
+
   Json devices = Json::object(), tensors = Json::object(), st = Json::object();
   for (int d = 0; d < W * pp; ++d) devices[std::to_string(d)] = "npu:" + std::to_string(d) + ":*";
   Json in_outputs = Json::array(), out_inputs = Json::array();
@@ -425,18 +436,6 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
         for (int l = first(s); l < first(s + 1); ++l) {
           const std::string L = "layers." + std::to_string(l) + grp + ".tp" + std::to_string(t) + ".", AL = mb + L;
           const std::string lg = mb + "layers." + std::to_string(l) + grp;  // this layer's groups over t
-          std::vector<std::pair<std::string, Dims>> attn_w = {{"wq", {m.D, m.h * m.dh}}, {"wk", {m.D, m.hkv * m.dh}},
-                                                              {"wv", {m.D, m.hkv * m.dh}}, {"wo", {m.h * m.dh, m.D}},
-                                                              {"attn_norm", {m.D}}};
-          if (m.qkv_bias)
-            for (const auto& [n, sh] : std::vector<std::pair<std::string, Dims>>{{"bq", {m.h * m.dh}}, {"bk", {m.hkv * m.dh}}, {"bv", {m.hkv * m.dh}}})
-              attn_w.push_back({n, sh});
-          std::vector<std::pair<std::string, Dims>> mlp_w = {{"mlp_norm", {m.D}}, {"w_gate", {m.D, m.f}}, {"w_up", {m.D, m.f}},
-                                                             {"w_down", {m.f, m.D}}};
-          if (moe) mlp_w = {{"mlp_norm", {m.D}}, {"router", {m.D, m.E}}};
-          // Qwen2-MoE's shared expert: on every group, its width over the tp ranks.
-          const std::vector<std::pair<std::string, Dims>> shared_w = {
-              {"shared_gate", {m.D, m.sf}}, {"shared_up", {m.D, m.sf}}, {"shared_down", {m.sf, m.D}}, {"shared_gate_w", {m.D, 1}}};
           Json ai = Json::array({x, r});
           for (const auto& [n, sh] : attn_w) tensors[L + n] = weight(sh, d_t, L + n), ai.push_back(L + n);
           for (const char* c : {"rope_cos", "rope_sin", "scale"}) ai.push_back(pre + c);
@@ -487,8 +486,7 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
             std::string rows_in = AL + "dispatch";
             if (ep > 1) a2a("a2a_dispatch", "dispatch", "expert_in"), rows_in = AL + "expert_in";
             Json xi = Json::array({rows_in, AL + "pad", AL + "back"});
-            for (const auto& [n, sh] : std::vector<std::pair<std::string, Dims>>{{"w1", {m.el, m.D, m.ef}}, {"w3", {m.el, m.D, m.ef}},
-                                                                                 {"w2", {m.el, m.ef, m.D}}})
+            for (const auto& [n, sh] : expert_w)
               tensors[el + n] = weight(sh, d_t, el + n), xi.push_back(el + n);
             st[AL + "experts"] = {{"kind", "fx"}, {"inputs", xi}, {"outputs", {AL + "expert_out"}}, {"device", D}, {"data", nullptr},
                                   {"data_blob", "moe_experts"}};

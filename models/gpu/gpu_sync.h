@@ -36,6 +36,7 @@ struct BarrierState {
     clk.wait_until(release);
   }
   // The arrival alone (for an SC_METHOD): true when it was the last, which releases the barrier.
+  // Waiting is the caller's: for `event`, then until `release`.
   bool arrive_only(const Clock& clk, double barrier_cycles, int from_pg) {
     if (++arrived < expected) return false;
     released = true;

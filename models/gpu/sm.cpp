@@ -134,6 +134,23 @@ void SmArray::follow(size_t f) {
   Follower& w = m_followers[f];
   const Clock& clk = m_sys.clock;
   const auto& prog = m_sched.programs[static_cast<size_t>(w.proc)];
+  // At the barrier of step w.si, arrived: whether it may leave (released, and its release cycle
+  // reached; the step's span ends), else what to wait for is named. The wait until the release
+  // is taken once, as Clock::wait_until takes it (one under the time resolution is a delta).
+  auto leave_barrier = [&] {
+    const BarrierState& b = m_barriers[prog[w.si].index];
+    if (w.at == Follower::At::Barrier) {
+      if (!b.released) {
+        next_trigger(b.event);
+        return false;
+      }
+      w.at = Follower::At::Release;
+      if (trigger_at(b.release)) return false;
+    }
+    m_waiting[w.me].clear();
+    m_res.spans[m_span_base[static_cast<size_t>(w.proc)] + w.si].end = clk.now();
+    return true;
+  };
   // What it waited for has happened: go on from there.
   switch (w.at) {
     case Follower::At::Start:
@@ -142,27 +159,16 @@ void SmArray::follow(size_t f) {
       break;
     case Follower::At::Slot:  // the slot's tasks are done
       ++w.si;
-      w.at = Follower::At::Step;
       break;
-    case Follower::At::Barrier: {
-      const BarrierState& b = m_barriers[prog[w.si].index];
-      if (!b.released) {
-        next_trigger(b.event);
-        return;
-      }
-      w.at = Follower::At::Release;
-      if (trigger_at(b.release)) return;
-      [[fallthrough]];
-    }
+    case Follower::At::Barrier:
     case Follower::At::Release:
-      m_waiting[w.me].clear();
-      m_res.spans[m_span_base[static_cast<size_t>(w.proc)] + w.si].end = clk.now();
+      if (!leave_barrier()) return;
       ++w.si;
-      w.at = Follower::At::Step;
       break;
     case Follower::At::Step:
       break;
   }
+  w.at = Follower::At::Step;
   for (; w.si < prog.size(); ++w.si) {
     const GpuStep& st = prog[w.si];
     GpuSpan& span = m_res.spans[m_span_base[static_cast<size_t>(w.proc)] + w.si];
@@ -171,17 +177,9 @@ void SmArray::follow(size_t f) {
       const ProcSpan& r = m_sched.barriers[st.index].range;
       m_waiting[w.me] = "the barrier over processors [" + std::to_string(r.begin) + "," + std::to_string(r.end) +
                         ") before processor group " + std::to_string(m_sched.barriers[st.index].pg);
-      BarrierState& b = m_barriers[st.index];
-      if (b.arrive_only(clk, m_p.barrier_cycles, w.last_pg)) {
-        w.at = Follower::At::Release;
-        if (trigger_at(b.release)) return;
-      } else {
-        w.at = Follower::At::Barrier;
-        next_trigger(b.event);
-        return;
-      }
-      m_waiting[w.me].clear();
-      span.end = clk.now();
+      m_barriers[st.index].arrive_only(clk, m_p.barrier_cycles, w.last_pg);
+      w.at = Follower::At::Barrier;
+      if (!leave_barrier()) return;
       w.at = Follower::At::Step;
       continue;
     }

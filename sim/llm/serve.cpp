@@ -228,17 +228,15 @@ void check_context(const ServeRequest& o, const frontends::zoo::TransformerShape
                                                                               : " (max_position_embeddings)"));
 }
 
-// Over time, in up to 100 even bins from the first arrival to the last token: output tokens per
-// second, and the mean TTFT / end-to-end latency of the requests whose first token / last token
-// falls in the bin.
+// A run's time in up to 100 even bins, from the first arrival to the last token.
 struct Bins {
   double t0 = 0, width = 0;
   int n = 0;
   int at(double t) const { return std::clamp(static_cast<int>((t - t0) / width), 0, n - 1); }
-  // The share of each bin that [a, b) covers, added to acc.
-  void cover(double a, double b, std::vector<double>& acc) const {
+  // weight x the share of each bin that [a, b) covers, added to acc.
+  void cover(double a, double b, std::vector<double>& acc, double weight = 1) const {
     for (int i = at(a); i < n && t0 + i * width < b; ++i)
-      acc[static_cast<size_t>(i)] += std::max(0.0, std::min(b, t0 + (i + 1) * width) - std::max(a, t0 + i * width)) / width;
+      acc[static_cast<size_t>(i)] += weight * std::max(0.0, std::min(b, t0 + (i + 1) * width) - std::max(a, t0 + i * width)) / width;
   }
 };
 
@@ -250,6 +248,8 @@ Bins time_bins(const ContinuousResult& res, const Metrics& m) {
   return b;
 }
 
+// Per bin: output tokens per second, and the mean TTFT / end-to-end latency of the requests whose
+// first token / last token falls in it.
 nlohmann::ordered_json timeline_json(const ContinuousResult& res, const Metrics& m) {
   nlohmann::ordered_json tl = nlohmann::ordered_json::array();
   const Bins b = time_bins(res, m);
@@ -452,8 +452,8 @@ std::vector<int> doubling(int hi) {
 }
 
 // The step-time surface (docs/llm.md#continuous-batching): decode steps at batch sizes 1, 2,
-// 4 ... up to what can run at once (and no further than the requests served), each at the shortest and longest KV length (linear
-// between); prefills of k prompts of the median input, up to a step's token budget (linear in
+// 4 ... up to what can run at once (and no further than the requests served), each at the
+// shortest and longest KV length (linear between); prefills of k prompts of the median input, up to a step's token budget (linear in
 // tokens between); the device's power over the same points. Its cost functions refer to the
 // struct's own vectors: it stays where it was built.
 struct StepSurface {
@@ -493,8 +493,8 @@ void build_surface(StepSurface& sf, const ServeRequest& o, const Setup& su, cons
                                                  : per_longest;
   // No step runs more requests than there are: the grid stops at the first power of two that
   // holds them all (the same points as a longer grid, without the ones never reached).
-  int all = 1;
-  while (all < static_cast<int>(reqs.size())) all *= 2;
+  int64_t all = 1;
+  while (all < static_cast<int64_t>(reqs.size())) all *= 2;
   const int bmax = static_cast<int>(std::min<double>({static_cast<double>(so.max_seqs), std::floor(per_engine / per_running), static_cast<double>(all)}));
   std::vector<int64_t> ins;
   for (const auto& q : reqs) ins.push_back(q.input);
@@ -756,13 +756,10 @@ ServingRecord run_disaggregated(const ServeRequest& o, const Setup& base) {
         devs.push_back({{"device", p->devices[r]}, {"pool", p->role}, {"busy", busy}});
       }
     std::vector<double> bytes(static_cast<size_t>(bins.n), 0);
-    for (size_t i = 0; i < reqs.size(); ++i) {
-      if (reqs[i].output <= 1 || landed[i] <= first[i]) continue;
-      std::vector<double> share(static_cast<size_t>(bins.n), 0);
-      bins.cover(first[i], landed[i], share);
-      const double b = prefill.su.mem.kv_bytes_per_token * static_cast<double>(reqs[i].input), span = (landed[i] - first[i]) / bins.width;
-      for (size_t k = 0; k < share.size(); ++k) bytes[k] += b * share[k] / span;
-    }
+    for (size_t i = 0; i < reqs.size(); ++i)  // each transfer's bytes spread evenly over its time
+      if (reqs[i].output > 1 && landed[i] > first[i])
+        bins.cover(first[i], landed[i], bytes,
+                   prefill.su.mem.kv_bytes_per_token * static_cast<double>(reqs[i].input) * bins.width / (landed[i] - first[i]));
     for (double& x : bytes) x = x / (bins.width * 1e-9) / 1e9;
     j["disaggregated"]["devices_over_time"] = devs;
     j["disaggregated"]["kv_transfer"]["gb_per_s_over_time"] = bytes;
