@@ -29,6 +29,7 @@ const std::vector<Arch>& arches() {
       {"LlamaForCausalLM", Family::Llama},   {"MistralForCausalLM", Family::Llama}, {"Qwen2ForCausalLM", Family::Llama},
       {"MixtralForCausalLM", Family::Llama}, {"Qwen2MoeForCausalLM", Family::Llama}, {"Gemma2ForCausalLM", Family::Gemma2},
       {"GPTNeoXForCausalLM", Family::NeoX},  {"OPTForCausalLM", Family::Opt},        {"GPT2LMHeadModel", Family::Gpt2},
+      {"DeepseekV2ForCausalLM", Family::Llama}, {"DeepseekV3ForCausalLM", Family::Llama},
   };
   return a;
 }
@@ -41,6 +42,15 @@ class Fields {
   int dim_or(const std::string& key, int fallback, int64_t max = kMaxDim) const {
     const auto v = c_.optional_int(key);
     return v ? checked(key, *v, 1, max) : fallback;
+  }
+  // A width that may be null (DeepSeek's q_lora_rank: null means no bottleneck).
+  int dim_or_null(const std::string& key, int fallback, int64_t max = kMaxDim) const {
+    const auto v = c_.find(key);
+    return v && v->is_null() ? fallback : dim_or(key, fallback, max);
+  }
+  int count_or(const std::string& key, int fallback, int64_t max) const {  // may be 0
+    const auto v = c_.optional_int(key);
+    return v ? checked(key, *v, 0, max) : fallback;
   }
   double positive_or(const std::string& key, double fallback) const {
     const auto v = c_.optional_double(key);
@@ -99,6 +109,7 @@ void read_moe(const Fields& f, const std::string& arch, ModelDef& m) {
     m.experts_per_token = f.dim("num_experts_per_tok", kMaxExperts);
     m.expert_ffn = f.dim("moe_intermediate_size");
     m.shared_ffn = f.dim_or("shared_expert_intermediate_size", 0);
+    m.shared_gate = true;
     m.moe_every = f.dim_or("decoder_sparse_step", 1, kMaxLayers);
     if (const auto only = f.cursor().find("mlp_only_layers")) {
       m.dense_layers = ",";
@@ -113,6 +124,57 @@ void read_moe(const Fields& f, const std::string& arch, ModelDef& m) {
   }
   if (m.experts_per_token > m.experts)
     f.refuse("num_experts_per_tok", std::to_string(m.experts_per_token) + " experts per token of " + std::to_string(m.experts));
+}
+
+// DeepSeek-V2/V3 (DeepseekV2Config / DeepseekV3Config): Llama's pre-RMSNorm blocks with
+// multi-head latent attention, and from layer first_k_dense_replace on a mixture of routed
+// experts beside n_shared_experts always-on ones. The router's group limits (n_group,
+// topk_group) and score correction change which experts a token picks, not how many; the
+// multi-token-prediction module (num_nextn_predict_layers) serves only speculative decoding
+// and is not part of the model run here.
+void read_deepseek(const Fields& f, const std::string& arch, ModelDef& m) {
+  m.d = f.dim("hidden_size");
+  m.layers = f.dim("num_hidden_layers", kMaxLayers);
+  m.heads = f.dim("num_attention_heads");
+  m.kv_heads = m.heads;  // every head has its own keys, all rebuilt from one cached latent
+  m.ffn = f.dim("intermediate_size");
+  m.vocab = f.dim("vocab_size");
+  m.context = f.dim("max_position_embeddings");
+  m.max_pos = 0;
+  m.eps = f.positive_or("rms_norm_eps", 1e-6);
+  m.act = activation(f, "hidden_act", "silu");
+  m.tied_embeddings = f.flag_or("tie_word_embeddings", false);
+  if (f.flag_or("attention_bias", false)) f.refuse("attention_bias", "DeepSeek attention with biases is not modelled");
+  check_rope_scaling(f);
+  m.q_lora_rank = f.dim_or_null("q_lora_rank", 0);
+  m.kv_lora_rank = f.dim("kv_lora_rank");
+  m.qk_nope_dim = f.dim("qk_nope_head_dim");
+  m.qk_rope_dim = f.dim("qk_rope_head_dim");
+  m.v_head_dim = f.dim("v_head_dim");
+  if (m.qk_rope_dim % 2 != 0) f.refuse("qk_rope_head_dim", "rotary positions need an even number of dims");
+  const auto routed = f.cursor().find("n_routed_experts");
+  if (!routed || routed->is_null()) return;  // dense
+  m.experts = f.dim("n_routed_experts", kMaxExperts);
+  m.experts_per_token = f.dim("num_experts_per_tok", kMaxExperts);
+  if (m.experts_per_token > m.experts)
+    f.refuse("num_experts_per_tok", std::to_string(m.experts_per_token) + " experts per token of " + std::to_string(m.experts));
+  m.expert_ffn = f.dim("moe_intermediate_size");
+  m.shared_ffn = f.count_or("n_shared_experts", 0, kMaxExperts) * m.expert_ffn;
+  const int first_moe = f.count_or("first_k_dense_replace", 0, m.layers);
+  if (f.dim_or("moe_layer_freq", 1, kMaxLayers) != 1)
+    f.refuse("moe_layer_freq", "mixtures on every n-th layer only are not modelled (DeepSeek's configs use 1)");
+  if (first_moe > 0) {
+    m.dense_layers = ",";
+    for (int l = 0; l < first_moe; ++l) m.dense_layers += std::to_string(l) + ",";
+  }
+  const std::string scoring = f.text_or("scoring_func", "softmax");
+  if (scoring != "softmax" && scoring != "sigmoid") f.refuse("scoring_func", "router scoring '" + scoring + "' is not modelled (softmax, sigmoid)");
+  m.sigmoid_router = scoring == "sigmoid";
+  const std::string method = f.text_or("topk_method", "greedy");
+  static const std::vector<std::string> methods = {"greedy", "group_limited_greedy", "noaux_tc"};
+  if (std::find(methods.begin(), methods.end(), method) == methods.end())
+    f.refuse("topk_method", "expert selection '" + method + "' is not known (greedy, group_limited_greedy, noaux_tc)");
+  (void)arch;
 }
 
 // Llama's layout and the families that share it (Mistral, Qwen2, Mixtral, Qwen2-MoE), and Gemma 2.
@@ -227,29 +289,33 @@ ModelDef hf_config_from_json(const json::Json& doc, const std::string& path) {
   const std::string& arch = names[0];
   std::string known;
   for (const Arch& a : arches()) known += (known.empty() ? "" : ", ") + std::string(a.name);
-  if (arch == "DeepseekV2ForCausalLM" || arch == "DeepseekV3ForCausalLM")
-    list->at(0).fail(arch + ": multi-head latent attention (kv_lora_rank) is not modelled yet; read: " + known);
   const auto it = std::find_if(arches().begin(), arches().end(), [&](const Arch& a) { return arch == a.name; });
   if (it == arches().end()) list->at(0).fail("architecture '" + arch + "' is not read; read: " + known);
   ModelDef m{it->family, 0, 0, 0, 0, 0, 0, 1e-5};
   m.architecture = arch;
   switch (m.family) {
     case Family::Llama:
-    case Family::Gemma2: read_llama_like(f, arch, m); break;
+    case Family::Gemma2:
+      if (arch.rfind("Deepseek", 0) == 0)
+        read_deepseek(f, arch, m);
+      else
+        read_llama_like(f, arch, m);
+      break;
     case Family::NeoX: read_neox(f, m); break;
     case Family::Opt: read_opt(f, m); break;
     case Family::Gpt2: read_gpt2(f, m); break;
     case Family::Bert: break;
   }
   // Shapes the graph needs whole.
-  if (m.head_dim == 0 && m.d % m.heads != 0)
+  if (m.head_dim == 0 && !m.mla() && m.d % m.heads != 0)
     c.fail_at("num_attention_heads", std::to_string(m.heads) + " heads do not divide the hidden size " + std::to_string(m.d));
   if (m.heads % m.kv_head_count() != 0)
     c.fail_at("num_key_value_heads", std::to_string(m.kv_head_count()) + " K/V heads do not divide " + std::to_string(m.heads) + " heads");
   if (m.max_pos == 0 && (m.head_size() % 2 != 0 || static_cast<int>(m.head_size() * m.rotary_share) % 2 != 0))
     c.fail_at(m.family == Family::NeoX ? "rotary_pct" : "hidden_size", "rotary positions need an even number of dims per head");
   // Every count below fits 64 bits: at most 10^14 parameters (100 T), estimated in floating point.
-  const double d = m.d, q = static_cast<double>(m.heads) * m.head_size(), kv = static_cast<double>(m.kv_head_count()) * m.head_size();
+  const double d = m.d, q = static_cast<double>(m.heads) * m.head_size(),
+               kv = static_cast<double>(m.kv_head_count()) * (m.mla() ? m.v_head_dim + m.kv_lora_rank : m.head_size());
   const double mlp = 3.0 * d * std::max<double>(m.ffn, static_cast<double>(m.experts) * m.expert_ffn + m.shared_ffn + m.experts);
   const double estimate = m.layers * (d * (2 * q + 2 * kv) + 3 * q + mlp + 6 * d) + 2.0 * m.vocab * d + (m.max_pos + 2.0) * d;
   if (estimate > 1e14) c.fail_at("hidden_size", "a model of about " + std::to_string(estimate / 1e12) + " T parameters is beyond what is simulated (100 T)");

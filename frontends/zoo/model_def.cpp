@@ -24,7 +24,12 @@ int64_t parameter_count(const ModelDef& m, bool active) {
     }
     case Family::Llama:
     case Family::Gemma2: {
-      const int64_t layer_attn = D * (q + 2 * kv) + (m.qkv_bias ? q + 2 * kv : 0) + q * D + (m.o_bias ? D : 0);
+      int64_t layer_attn = D * (q + 2 * kv) + (m.qkv_bias ? q + 2 * kv : 0) + q * D + (m.o_bias ? D : 0);
+      if (m.mla()) {  // q (through its bottleneck and norm), the latent and rotary key, its norm, up-projection, o
+        const int64_t ql = m.q_lora_rank, r = m.kv_lora_rank;
+        layer_attn = (ql > 0 ? D * ql + ql + ql * q : D * q) + D * (r + m.qk_rope_dim) + r +
+                     r * H * (m.qk_nope_dim + m.v_head_dim) + H * m.v_head_dim * D;
+      }
       const int64_t per_layer_norms = (m.family == Family::Gemma2 ? 4 : 2) * D;
       for (int i = 0; i < m.layers; ++i) {
         total += layer_attn + per_layer_norms;
@@ -34,7 +39,8 @@ int64_t parameter_count(const ModelDef& m, bool active) {
         }
         const int64_t used = active ? m.experts_per_token : m.experts;
         total += D * m.experts + used * gated(m.expert_ffn, false);  // router and experts
-        if (m.shared_ffn > 0) total += gated(m.shared_ffn, false) + D;  // the shared expert and its gate
+        if (m.sigmoid_router) total += m.experts;                      // DeepSeek-V3's score correction bias
+        if (m.shared_ffn > 0) total += gated(m.shared_ffn, false) + (m.shared_gate ? D : 0);  // the shared expert (and its gate)
       }
       return total + D + (m.tied_embeddings ? 0 : V * D);
     }

@@ -40,9 +40,18 @@ struct ModelDef {
   int shared_ffn = 0;                // Qwen2-MoE: the shared expert's intermediate size (0: none)
   int moe_every = 1;                 // layer i is MoE when (i + 1) % moe_every == 0 (decoder_sparse_step)
   std::string dense_layers;          // Qwen2-MoE mlp_only_layers, as ",3,7," (empty: none)
+  bool shared_gate = false;          // Qwen2-MoE: the shared expert scaled by sigmoid(x W) (DeepSeek: unscaled)
+  bool sigmoid_router = false;       // DeepSeek-V3: sigmoid scores with a per-expert bias (V2: softmax)
+  // ---- multi-head latent attention (DeepSeek-V2/V3; kv_lora_rank > 0) ----
+  int q_lora_rank = 0;               // queries through a rank-q_lora_rank bottleneck (0: one q_proj)
+  int kv_lora_rank = 0;              // the cached latent's width
+  int qk_nope_dim = 0, qk_rope_dim = 0;  // a query/key head: its position-free and rotary dims
+  int v_head_dim = 0;                // a value head
   std::string architecture;          // the config's architectures[0] ("" for zoo entries)
 
-  int head_size() const { return head_dim > 0 ? head_dim : d / heads; }
+  bool mla() const { return kv_lora_rank > 0; }
+
+  int head_size() const { return mla() ? qk_nope_dim + qk_rope_dim : head_dim > 0 ? head_dim : d / heads; }
   int kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }
   bool is_moe_layer(int i) const {
     return experts > 0 && (i + 1) % moe_every == 0 && dense_layers.find("," + std::to_string(i) + ",") == std::string::npos;

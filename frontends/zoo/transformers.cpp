@@ -107,7 +107,9 @@ class Transformer {
  private:
   bool rms() const { return m_m.family == Family::Llama || m_m.family == Family::Gemma2; }
   bool rotary() const { return m_m.family == Family::Llama || m_m.family == Family::Gemma2 || m_m.family == Family::NeoX; }
-  int64_t rotary_dims() const { return static_cast<int64_t>(static_cast<double>(m_dh) * m_m.rotary_share); }
+  int64_t rotary_dims() const {
+    return m_m.mla() ? m_m.qk_rope_dim : static_cast<int64_t>(static_cast<double>(m_dh) * m_m.rotary_share);
+  }
   // Cached keys a layer attends: a windowed layer the last window's (vLLM's sliding window).
   int64_t cached(int layer) const {
     return m_m.windowed(layer) ? std::min<int64_t>(m_N, std::max<int64_t>(0, m_m.sliding_window - m_S)) : m_N;
@@ -170,12 +172,13 @@ class Transformer {
 
   int norm(int x, const std::string& name) {
     const Shape s = m_b.shape(x);
+    const int64_t w = s.back();  // the hidden size, or a bottleneck's width (MLA's q_a and kv_a norms)
     if (rms()) {
-      int g = m_b.param(name + ".weight", {m_D}, m_dt);
+      int g = m_b.param(name + ".weight", {w}, m_dt);
       return m_b.op(OpKind::RmsNorm, name, {x, g}, s, m_dt, [&](ir::Layer& l) { l.epsilon = m_m.eps; });
     }
-    int g = m_b.param(name + ".weight", {m_D}, m_dt);
-    int b = m_b.param(name + ".bias", {m_D}, m_dt, TensorRole::Bias);
+    int g = m_b.param(name + ".weight", {w}, m_dt);
+    int b = m_b.param(name + ".bias", {w}, m_dt, TensorRole::Bias);
     return m_b.op(OpKind::LayerNorm, name, {x, g, b}, s, m_dt, [&](ir::Layer& l) { l.epsilon = m_m.eps; });
   }
 
@@ -228,24 +231,45 @@ class Transformer {
   // cat(-x2, x1); the sign sits in the sin table, so rotate_half is cat(x2, x1). GPT-NeoX
   // rotates the first rotary_pct of a head's dims and passes the rest through.
   int rope(int x, const std::string& name) {
-    const int64_t rd = rotary_dims(), half = rd / 2, heads = m_b.shape(x)[1];
-    auto slice = [&](int from, int64_t a, int64_t b, const std::string& n) {
-      return m_b.op(OpKind::Slice, n, {from}, {m_B, heads, m_S, b - a}, m_dt, [&](ir::Layer& l) {
-        l.starts = {0, 0, 0, a};
-        l.ends = {m_B, heads, m_S, b};
-      });
-    };
-    int rot_in = rd == m_dh ? x : slice(x, 0, rd, name + ".x_rot");
-    int x1 = slice(rot_in, 0, half, name + ".x1");
-    int x2 = slice(rot_in, half, rd, name + ".x2");
+    const int64_t rd = rotary_dims(), half = rd / 2, heads = m_b.shape(x)[1], width = m_b.shape(x).back();
+    int rot_in = rd == width ? x : slice_last(x, 0, rd, name + ".x_rot");
+    int x1 = slice_last(rot_in, 0, half, name + ".x1");
+    int x2 = slice_last(rot_in, half, rd, name + ".x2");
     int rot = m_b.op(OpKind::Concat, name + ".rotate_half", {x2, x1}, {m_B, heads, m_S, rd}, m_dt,
                      [](ir::Layer& l) { l.axes = {-1}; });
     int a = binary(OpKind::Mul, rot_in, m_cos, name + ".mul_cos");
     int b = binary(OpKind::Mul, rot, m_sin, name + ".mul_sin");
-    if (rd == m_dh) return binary(OpKind::ElementWiseAdd, a, b, name);
+    if (rd == width) return binary(OpKind::ElementWiseAdd, a, b, name);
     int y = binary(OpKind::ElementWiseAdd, a, b, name + ".rotated");
-    int pass = slice(x, rd, m_dh, name + ".x_pass");
-    return m_b.op(OpKind::Concat, name, {y, pass}, {m_B, heads, m_S, m_dh}, m_dt, [](ir::Layer& l) { l.axes = {-1}; });
+    int pass = slice_last(x, rd, width, name + ".x_pass");
+    return m_b.op(OpKind::Concat, name, {y, pass}, {m_B, heads, m_S, width}, m_dt, [](ir::Layer& l) { l.axes = {-1}; });
+  }
+
+  // Columns [a, b) of the last axis.
+  int slice_last(int x, int64_t a, int64_t b, const std::string& name) {
+    const Shape s = m_b.shape(x);
+    Shape out = s;
+    out.back() = b - a;
+    return m_b.op(OpKind::Slice, name, {x}, out, m_dt, [&](ir::Layer& l) {
+      l.starts.assign(s.size(), 0);
+      l.starts.back() = a;
+      l.ends = s;
+      l.ends.back() = b;
+    });
+  }
+
+  int reshape(int x, const std::string& name, const Shape& to) { return m_b.op(OpKind::Reshape, name, {x}, to, m_dt); }
+  int transpose(int x, const std::string& name, const std::vector<int64_t>& perm) {
+    const Shape s = m_b.shape(x);
+    Shape out(s.size());
+    for (size_t j = 0; j < perm.size(); ++j) out[j] = s[static_cast<size_t>(perm[j])];
+    return m_b.op(OpKind::Transpose, name, {x}, out, m_dt, [&](ir::Layer& l) { l.perm = perm; });
+  }
+  int concat_last(const std::vector<int>& xs, const std::string& name) {
+    Shape out = m_b.shape(xs[0]);
+    out.back() = 0;
+    for (int x : xs) out.back() += m_b.shape(x).back();
+    return m_b.op(OpKind::Concat, name, xs, out, m_dt, [](ir::Layer& l) { l.axes = {-1}; });
   }
 
   // The new k or v [B,H,S,dh]: a graph output (appended to the cache), joined after the
@@ -284,7 +308,82 @@ class Transformer {
     return {"self_attn.", "q_proj", "k_proj", "v_proj", "self_attn.o_proj", m_m.qkv_bias, m_m.o_bias};
   }
 
+  // DeepSeek's multi-head latent attention as vLLM runs it (docs/llm_models.md#multi-head-latent-attention).
+  // Each token caches one latent: kv_lora_rank normed dims of x W_kv_a and qk_rope_head_dim rotary
+  // key dims shared by every head ([B, T, r + rd]: past_latent.L in, this pass's rows out). A
+  // prefill (and any pass of several tokens) rebuilds every head's keys and values from the
+  // latents through kv_b_proj and attends as usual, keys of nope + rope dims and values of
+  // v_head_dim. A decode step absorbs kv_b_proj's key half into the queries (q_nope W_UK per
+  // head: queries in the latent's space) and attends the latent cache itself, every head a
+  // query row of one shared key-and-value tensor (FlashMLA), then applies the value half W_UV
+  // per head to the context: the cache is read once, never expanded.
+  int mla_attention(int h, int i) {
+    const std::string a = "self_attn.";
+    const int64_t nope = m_m.qk_nope_dim, rd = m_m.qk_rope_dim, r = m_m.kv_lora_rank, dv = m_m.v_head_dim, qk = nope + rd;
+    int q = m_m.q_lora_rank > 0 ? linear(norm(linear(h, p(i, a + "q_a_proj"), m_m.q_lora_rank, false), p(i, a + "q_a_layernorm")),
+                                         p(i, a + "q_b_proj"), m_H * qk, false)
+                                : linear(h, p(i, a + "q_proj"), m_H * qk, false);
+    q = split_heads(q, p(i, a + "q"), m_H);  // [B,H,S,nope+rope]
+    int q_nope = slice_last(q, 0, nope, p(i, a + "q_nope"));
+    int q_pe = rope(slice_last(q, nope, qk, p(i, a + "q_pe")), p(i, a + "q_rope"));
+    // This pass's latents: the normed compressed K/V and the rotary key.
+    int kv_a = linear(h, p(i, a + "kv_a_proj_with_mqa"), r + rd, false);
+    int c = norm(slice_last(kv_a, 0, r, p(i, a + "compressed_kv")), p(i, a + "kv_a_layernorm"));
+    int k_pe = reshape(slice_last(kv_a, r, r + rd, p(i, a + "k_pe")), p(i, a + "k_pe.view"), {m_B, 1, m_S, rd});
+    k_pe = reshape(rope(k_pe, p(i, a + "k_rope")), p(i, a + "k_rope.view"), {m_B, m_S, rd});
+    int latent = concat_last({c, k_pe}, p(i, a + "latent"));  // [B,S,r+rd]: appended to the cache
+    m_b.mark_output(latent);
+    const int64_t n = cached(i), t = n + m_S;
+    int all = latent;
+    if (n > 0) {
+      int past = m_b.input("past_latent." + std::to_string(i), {m_B, n, r + rd}, m_dt);
+      all = m_b.op(OpKind::Concat, p(i, a + "cat_latent"), {past, latent}, {m_B, t, r + rd}, m_dt, [](ir::Layer& l) { l.axes = {1}; });
+    }
+    int ctx;  // [B,S,H*dv]
+    if (n > 0 && m_S == 1) {
+      // Queries in the latent space: per head [B*S, nope] . W_UK [nope, r].
+      int qn = reshape(transpose(q_nope, p(i, a + "q_nope.heads_first"), {1, 0, 2, 3}), p(i, a + "q_nope.view"), {m_H, m_B * m_S, nope});
+      int w_uk = m_b.param(p(i, a + "kv_b_proj.k_absorbed.weight"), {m_H, nope, r}, m_dt);
+      int ql = m_b.op(OpKind::BatchMatMul, p(i, a + "q_absorb"), {qn, w_uk}, {m_H, m_B * m_S, r}, m_dt);
+      ql = transpose(reshape(ql, p(i, a + "q_absorb.view"), {m_H, m_B, m_S, r}), p(i, a + "q_absorb.transpose"), {1, 0, 2, 3});
+      int qf = reshape(concat_last({ql, q_pe}, p(i, a + "q_latent")), p(i, a + "q_latent.view"), {m_B, 1, m_H * m_S, r + rd});
+      int kv = reshape(all, p(i, a + "latent.view"), {m_B, 1, t, r + rd});
+      int s = m_b.op(OpKind::BatchMatMul, p(i, a + "scores"), {qf, kv}, {m_B, 1, m_H * m_S, t}, m_dt, [](ir::Layer& l) { l.transpose_b = true; });
+      s = binary(OpKind::Mul, s, m_scale, p(i, a + "scale"));
+      s = m_b.op(OpKind::Softmax, p(i, a + "softmax"), {s}, m_b.shape(s), m_dt, [](ir::Layer& l) { l.axes = {-1}; });
+      int cl = m_b.op(OpKind::BatchMatMul, p(i, a + "context"), {s, kv}, {m_B, 1, m_H * m_S, r + rd}, m_dt);
+      cl = slice_last(cl, 0, r, p(i, a + "context.latent"));  // the rotary columns carry no value
+      cl = reshape(transpose(reshape(cl, p(i, a + "context.view"), {m_B, m_H, m_S, r}), p(i, a + "context.heads_first"), {1, 0, 2, 3}),
+                   p(i, a + "context.heads"), {m_H, m_B * m_S, r});
+      int w_uv = m_b.param(p(i, a + "kv_b_proj.v_absorbed.weight"), {m_H, r, dv}, m_dt);
+      int o = m_b.op(OpKind::BatchMatMul, p(i, a + "v_absorb"), {cl, w_uv}, {m_H, m_B * m_S, dv}, m_dt);
+      o = transpose(reshape(o, p(i, a + "v_absorb.view"), {m_H, m_B, m_S, dv}), p(i, a + "v_absorb.transpose"), {1, 2, 0, 3});
+      ctx = reshape(o, p(i, a + "context.flat"), {m_B, m_S, m_H * dv});
+    } else {
+      // Every head's keys and values rebuilt from the latents.
+      int cl = n > 0 ? slice_last(all, 0, r, p(i, a + "latent.compressed")) : c;
+      int kr = n > 0 ? slice_last(all, r, r + rd, p(i, a + "latent.rope")) : k_pe;
+      int kv = linear(cl, p(i, a + "kv_b_proj"), m_H * (nope + dv), false);
+      kv = transpose(reshape(kv, p(i, a + "kv_b_proj.view"), {m_B, t, m_H, nope + dv}), p(i, a + "kv_b_proj.transpose"), {0, 2, 1, 3});
+      int k_nope = slice_last(kv, 0, nope, p(i, a + "k_nope"));
+      int v = slice_last(kv, nope, nope + dv, p(i, a + "value"));
+      int kr1 = reshape(kr, p(i, a + "k_rope.heads"), {m_B, 1, t, rd});
+      int kre = m_b.op(OpKind::Concat, p(i, a + "k_rope.expand"), std::vector<int>(static_cast<size_t>(m_H), kr1), {m_B, m_H, t, rd}, m_dt,
+                       [](ir::Layer& l) { l.axes = {1}; });
+      int k = concat_last({k_nope, kre}, p(i, a + "key"));
+      int qf = concat_last({q_nope, q_pe}, p(i, a + "query"));
+      int s = m_b.op(OpKind::BatchMatMul, p(i, a + "scores"), {qf, k}, {m_B, m_H, m_S, t}, m_dt, [](ir::Layer& l) { l.transpose_b = true; });
+      s = binary(OpKind::Mul, s, m_scale, p(i, a + "scale"));
+      if (const int mk = mask(t); mk >= 0) s = binary(OpKind::ElementWiseAdd, s, mk, p(i, a + "causal_mask"));
+      s = m_b.op(OpKind::Softmax, p(i, a + "softmax"), {s}, m_b.shape(s), m_dt, [](ir::Layer& l) { l.axes = {-1}; });
+      int o = m_b.op(OpKind::BatchMatMul, p(i, a + "context"), {s, v}, {m_B, m_H, m_S, dv}, m_dt);
+      ctx = reshape(transpose(o, p(i, a + "context.transpose"), {0, 2, 1, 3}), p(i, a + "context.view"), {m_B, m_S, m_H * dv});
+    }
+    return linear(ctx, p(i, a + "o_proj"), m_D, false);
+  }
+
   int attention(int h, int i) {
+    if (m_m.mla()) return mla_attention(h, i);
     const bool bert = m_m.family == Family::Bert;
     const AttnNames n = attn_names();
     const std::string& a = n.prefix;
@@ -329,7 +428,8 @@ class Transformer {
   // each expert's rows padded to the most any expert gets); the experts' gated MLPs as batched
   // GEMMs over the experts that have tokens (one without reads no weights); the outputs back in
   // token order, weighted and summed over each token's k experts. Qwen2-MoE adds its shared
-  // expert scaled by a sigmoid gate.
+  // expert scaled by a sigmoid gate, DeepSeek its shared experts (one MLP of their summed width)
+  // as they are; DeepSeek-V3 scores the experts with a sigmoid and picks by score + a bias.
   int moe(int h, int i) {
     const bool mixtral = m_m.architecture == "MixtralForCausalLM";
     const std::string pre = mixtral ? "block_sparse_moe." : "mlp.";
@@ -340,9 +440,15 @@ class Transformer {
     const int64_t rows = std::min<int64_t>(tok, static_cast<int64_t>(std::ceil(m_skew * static_cast<double>(assignments) / static_cast<double>(active) - 1e-9)));
     int x = m_b.op(OpKind::Reshape, p(i, pre + "flatten"), {h}, {tok, m_D}, m_dt);
     int logits = linear(x, p(i, pre + "gate"), m_m.experts, false);
-    int probs = m_b.op(OpKind::Softmax, p(i, pre + "routing"), {logits}, {tok, m_m.experts}, m_dt, [](ir::Layer& l) { l.axes = {-1}; });
+    int probs = m_m.sigmoid_router
+                    ? unary(OpKind::Sigmoid, logits, p(i, pre + "routing"))
+                    : m_b.op(OpKind::Softmax, p(i, pre + "routing"), {logits}, {tok, m_m.experts}, m_dt, [](ir::Layer& l) { l.axes = {-1}; });
+    int choice = probs;
+    if (m_m.sigmoid_router)
+      choice = binary(OpKind::ElementWiseAdd, probs,
+                      m_b.param(p(i, pre + "gate.e_score_correction_bias"), {m_m.experts}, m_dt, TensorRole::Bias), p(i, pre + "routing.bias"));
     // top-k: one pass over each token's probabilities, and their k weights
-    m_b.op(OpKind::ReduceMax, p(i, pre + "topk"), {probs}, {tok, 1}, m_dt, [](ir::Layer& l) {
+    m_b.op(OpKind::ReduceMax, p(i, pre + "topk"), {choice}, {tok, 1}, m_dt, [](ir::Layer& l) {
       l.axes = {-1};
       l.keepdims = true;
     });
@@ -374,11 +480,13 @@ class Transformer {
       l.keepdims = false;
     });
     if (m_SF > 0) {
-      const std::string se = pre + "shared_expert.";
+      const std::string se = pre + (m_m.shared_gate ? "shared_expert." : "shared_experts.");
       int s = gated_mlp(x, p(i, se + "gate_proj"), p(i, se + "up_proj"), p(i, se + "down_proj"), p(i, se), m_SF, false);
-      int sg = unary(OpKind::Sigmoid, linear(x, p(i, pre + "shared_expert_gate"), 1, false), p(i, pre + "shared_expert_gate.sigmoid"));
-      s = m_b.op(OpKind::Mul, p(i, se + "scale"), {s, sg}, {tok, m_D}, m_dt);
-      y = binary(OpKind::ElementWiseAdd, y, s, p(i, pre + "shared_expert.add"));
+      if (m_m.shared_gate) {
+        int sg = unary(OpKind::Sigmoid, linear(x, p(i, pre + "shared_expert_gate"), 1, false), p(i, pre + "shared_expert_gate.sigmoid"));
+        s = m_b.op(OpKind::Mul, p(i, se + "scale"), {s, sg}, {tok, m_D}, m_dt);
+      }
+      y = binary(OpKind::ElementWiseAdd, y, s, p(i, se + "add"));
     }
     return m_b.op(OpKind::Reshape, p(i, pre + "unflatten"), {y}, {m_B, m_S, m_D}, m_dt);
   }
@@ -480,7 +588,7 @@ std::optional<TransformerShape> transformer_shape(const std::string& model) {
       // Mixtral's layout: Llama's with every MLP a mixture of experts, none shared.
       const bool plain_moe = d->experts > 0 && !d->qkv_bias && !d->o_bias && !d->mlp_bias && !d->tied_embeddings && d->sliding_window == 0 &&
                              d->head_size() * d->heads == d->d && d->shared_ffn == 0 && d->moe_every == 1 && d->dense_layers.empty();
-      s.family = plain_llama ? "llama" : plain_moe ? "llama-moe" : "llama-variant";
+      s.family = d->mla() ? "deepseek" : plain_llama ? "llama" : plain_moe ? "llama-moe" : "llama-variant";
       break;
     }
     case Family::Gemma2: s.family = "gemma2"; break;
@@ -497,6 +605,7 @@ std::optional<TransformerShape> transformer_shape(const std::string& model) {
   s.qkv_bias = d->qkv_bias, s.o_bias = d->o_bias, s.mlp_bias = d->mlp_bias, s.tied_embeddings = d->tied_embeddings;
   s.experts = d->experts, s.experts_per_token = d->experts_per_token, s.expert_ffn = d->expert_ffn;
   s.shared_ffn = d->shared_ffn, s.every_layer_moe = d->moe_every == 1 && d->dense_layers.empty();
+  if (d->mla()) s.latent_kv = d->kv_lora_rank + d->qk_rope_dim;
   s.parameters = parameter_count(*d), s.active_parameters = parameter_count(*d, true);
   // The routed experts: (total - active) counts E - k of them in every MoE layer.
   if (d->experts > d->experts_per_token)

@@ -57,7 +57,8 @@ bool is_transformer(const std::string& model);
 // zoo name or the path of a Hugging Face config.json (hf_config.h); a malformed config is an
 // InputError naming it.
 struct TransformerShape {
-  std::string family;  // "bert", "gpt2", "llama" (Llama's layout: what pipelines are built for), "gemma2", "neox", "opt"
+  std::string family;  // "bert", "gpt2", "llama" (Llama's layout: what pipelines are built for), "llama-moe",
+                       // "llama-variant", "gemma2", "neox", "opt", "deepseek" (multi-head latent attention)
   std::string architecture;  // a config's architectures[0] ("" for zoo entries)
   int layers = 0, d = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0;
   int head_dim = 0;     // per head (Gemma 2 sets it apart from d / heads)
@@ -74,6 +75,7 @@ struct TransformerShape {
   int64_t expert_parameters = 0;           // of parameters: the routed experts' (all layers)
   int64_t parameters = 0, active_parameters = 0;  // as a checkpoint stores them; active: top-k experts
   int64_t outside_layers = 0;  // of parameters: embeddings, positions, the head, the final norm
+  int latent_kv = 0;  // multi-head latent attention: elements a token caches per layer (0: K and V of every K/V head)
 };
 std::optional<TransformerShape> transformer_shape(const std::string& model);
 

@@ -127,8 +127,9 @@ MatmulTiming matmul_timing(const GpuParams& p, const MatmulTile& t, int slot_war
   r.math_step = tile_step_flops / (rate * slot_math_share(p, w));
   r.smem_step = static_cast<double>(best) * in_b / p.smem_bytes_per_cycle * (t.attention ? 2.0 : 1.0);
   // An edge tile loads only its valid rows and columns (out-of-bounds ones are zero-filled);
-  // an attention tile loads its K and V slices (Q once, in the prologue).
-  const double step_bytes = static_cast<double>((t.attention ? 2 * t.n_valid : t.m_valid + t.n_valid) * t.tk * in_b);
+  // an attention tile loads its K and V slices (Q once, in the prologue; one slice when K is V).
+  const double step_bytes =
+      static_cast<double>((t.attention ? (t.shared_kv ? 1 : 2) * t.n_valid : t.m_valid + t.n_valid) * t.tk * in_b);
   r.load_step = step_bytes / p.sm_l2_bytes_per_cycle;
   if (t.attention)  // scale, running max, exp, row sum, rescale: the exp at transcendental_flops, 5 more flops
     r.softmax_step = static_cast<double>(t.tm * t.tk) * (p.transcendental_flops + 5) / (p.vector_fpc * slot_math_share(p, w));
@@ -213,6 +214,7 @@ MatmulTile matmul_tile(const gpu::Op& op, int64_t task_id) {
   t.epilogue_read_bytes = op.config.epilogue_read_bytes;
   t.attention = op.config.attention;
   t.softmax_overlap = op.config.softmax_overlap;
+  t.shared_kv = op.config.shared_kv;
   if (!op.read_tensors.empty()) t.in_type = op.read_tensors[0].dtype;
   if (!op.write_tensors.empty()) t.out_type = op.write_tensors[0].dtype;
   if (!op.matmul) return t;

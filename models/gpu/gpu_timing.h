@@ -237,6 +237,7 @@ struct MatmulTile {
   // step runs QK^T and PV (4 tm tn tk flops) and the softmax of tm x tk scores; Q is loaded once.
   bool attention = false;
   bool softmax_overlap = false;    // the softmax overlaps the MMAs (FlashAttention-3 on Hopper)
+  bool shared_kv = false;          // K and V are one tensor (FlashMLA's latent cache): one slice loaded a step
 };
 
 struct MatmulTiming {

@@ -122,6 +122,7 @@ struct OpConfig {
   bool attention = false;
   bool causal = false;            // attention: query i sees keys [0, i + K - M]: only tiles at or below the diagonal run
   bool softmax_overlap = false;   // attention: softmax of one tile overlaps the MMAs of the next (FlashAttention-3)
+  bool shared_kv = false;         // attention: keys and values are one tensor (MLA's latent cache): one slice a step
   // A looped row kernel (PyTorch's native norms and softmax, vLLM's rms_norm; docs/gpu_library.md#looped-row-kernels):
   // each task, one thread block, walks its row row_loop_passes times in row_loop_iters steps that
   // each wait one load round trip, with row_reduce_steps shuffle / shared-memory steps of block

@@ -295,7 +295,7 @@ void size_memory(Setup& su, int tp, int pp, int ep = 1) {
   const auto& sh = su.shape;
   const ModelShape ms{su.layers, sh.d, sh.heads, sh.kv_heads, sh.ffn, sh.vocab, sh.head_dim,
                       static_cast<double>(sh.parameters), static_cast<double>(sh.outside_layers), sh.layers,
-                      static_cast<double>(sh.expert_parameters)};
+                      static_cast<double>(sh.expert_parameters), sh.latent_kv};
   su.mem = model_memory(ms, static_cast<double>(ir::dtype_bytes(su.dt)), tp, pp, ep);
   su.cap_key = su.gpu ? "gpu.hbm.capacity_gib" : "memory.dram.capacity_gib";
   su.capacity = su.hw.get_double(su.cap_key) * (1 << 30);

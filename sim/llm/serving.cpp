@@ -25,6 +25,8 @@ ModelMemory model_memory(const ModelShape& m, double dtype_bytes, int tp, int pp
   const double experts = m.all_layers > 0 ? m.expert_parameters * m.layers / m.all_layers : 0;
   r.weight_bytes = ((params - experts) + experts / ep) * dtype_bytes / (static_cast<double>(tp) * pp);
   r.kv_bytes_per_token = 2.0 * std::ceil(static_cast<double>(m.layers) / pp) * (m.kv_heads / tp) * dh * dtype_bytes / ep;
+  if (m.latent_kv > 0)  // one latent per token and layer, whole on every tp rank (vLLM's MLA)
+    r.kv_bytes_per_token = std::ceil(static_cast<double>(m.layers) / pp) * m.latent_kv * dtype_bytes / ep;
   // The widest transient of a layer's prefill per token: the residual, the normed input, q/k/v,
   // and gate and up of the MLP shard, live at once.
   r.activation_bytes_per_token = (3.0 * m.d + 2.0 * m.ffn / tp) * dtype_bytes / ep;

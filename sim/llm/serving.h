@@ -26,6 +26,7 @@ struct ModelShape {
   double parameters = 0, outside_layers = 0;
   int all_layers = 0;  // the layers `parameters` counts (layers may keep fewer)
   double expert_parameters = 0;  // of parameters: the routed experts' (mixture of experts)
+  int latent_kv = 0;  // multi-head latent attention: elements cached per token and layer, on every tp rank
 };
 // One device's share with tp x pp (x ep: the experts over ep groups, each group attending 1/ep of
 // the requests, so a request's KV cache and activations take 1/ep of a device on average).

@@ -223,9 +223,9 @@ gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t sm
   if (split > 1 && (s.k % split != 0 || s.a_rows > 0 || batch > 1)) throw InternalError("single_matmul_plan: bad split-K spec");
   if (s.stream_k && batch > 1) throw InternalError("single_matmul_plan: stream-K of a batched matmul");
   const gpu::DataType out_dt = s.out_dtype.value_or(s.dtype);
-  if (s.attention) {  // Q [batch x m, d], K and V [batch x k, d] read; O [batch x m, d] written
-    op.read_tensors = {fresh_tensor(p, batch * s.m, s.n, s.dtype), fresh_tensor(p, batch * s.k, s.n, s.dtype),
-                       fresh_tensor(p, batch * s.k, s.n, s.dtype)};
+  if (s.attention) {  // Q [batch x m, d], K and V [batch x k, d] read (one tensor when shared); O [batch x m, d] written
+    op.read_tensors = {fresh_tensor(p, batch * s.m, s.n, s.dtype), fresh_tensor(p, batch * s.k, s.n, s.dtype)};
+    if (!s.shared_kv) op.read_tensors.push_back(fresh_tensor(p, batch * s.k, s.n, s.dtype));
   } else {
     op.read_tensors = {fresh_tensor(p, s.a_rows > 0 ? std::min(s.a_rows, s.m) : batch * s.m, s.k, s.dtype),
                        fresh_tensor(p, s.b_shared ? s.k : batch * s.k, s.n, s.dtype)};
@@ -254,6 +254,7 @@ gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t sm
   op.config.simt = s.simt;
   op.config.epilogue_read_bytes = s.epilogue_read_bytes;
   op.config.attention = s.attention, op.config.causal = s.causal, op.config.softmax_overlap = s.softmax_overlap;
+  op.config.shared_kv = s.shared_kv;
   op.config.num_tasks = ceil_div(s.m, s.tm) * ceil_div(s.n, s.tn) * split * batch;
   const int wpp = s.slots > 0 ? static_cast<int>(s.slots) * s.warps : std::max(s.warps, s.warps_per_processor);
   int64_t slots = wpp / s.warps;

@@ -52,6 +52,8 @@ struct MatmulPlanSpec {
   // FlashAttention (docs/gpu_library.md#attention): m query rows, n = head dim, k keys, batch = batch x
   // heads; tile tm queries x tk keys. Tensors: Q, K, V read, O written.
   bool attention = false, causal = false, softmax_overlap = false;
+  bool shared_kv = false;      // K and V one tensor (MLA): read once
+
 };
 gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t sm_smem_bytes);
 

@@ -226,9 +226,16 @@ gpu::Program stream_plan(const StreamKernelSpec& s, const models::GpuParams& p) 
 std::vector<KernelCandidate> attention_candidates(const AttentionProblem& a, const models::GpuParams& p) {
   // FlashAttention's tiles: 128 or 64 queries by 64 or 128 keys, 4 or 8 warps; a short query
   // (decode) a 16-row tile, its keys split over enough programs to fill the SMs (flash-decoding).
+  // Keys and values as one tensor (FlashMLA over the latent cache): 64 heads' rows by 64 or 32
+  // keys, each key slice loaded once for QK^T and PV, the keys split over the SMs as in decoding.
   struct Tile { int64_t tm, tk; int warps; };
   std::vector<Tile> tiles = {{128, 64, 4}, {128, 128, 8}, {64, 64, 4}};
+  const bool split_keys = a.sq <= 16 || a.shared_kv;
   if (a.sq <= 16) tiles = {{16, 128, 4}, {16, 64, 4}};
+  if (a.shared_kv) tiles = {{64, 64, 8}, {64, 32, 4}, {16, 32, 4}};
+  // A query/key head wider than the value's (MLA's 192 and 128): the plan's head dim is their
+  // mean, which gives QK^T + PV their flops and each key step its K and V bytes.
+  const int64_t d = a.dk > 0 && a.dk != a.d ? (a.dk + a.d + 1) / 2 : a.d;
   const bool hopper = p.arch == "CUDA_90";
   std::vector<KernelCandidate> out;
   for (const Tile& t : tiles) {
@@ -237,18 +244,19 @@ std::vector<KernelCandidate> attention_candidates(const AttentionProblem& a, con
     s.causal = a.causal && a.sq > 1;
     s.softmax_overlap = hopper;  // FlashAttention-3's ping-pong warpgroups
     s.dtype = a.dtype;
-    s.tm = t.tm, s.tn = a.d, s.tk = t.tk, s.warps = t.warps, s.stages = 2;
-    s.m = a.sq, s.n = a.d;
+    s.shared_kv = a.shared_kv;
+    s.tm = t.tm, s.tn = d, s.tk = t.tk, s.warps = t.warps, s.stages = 2;
+    s.m = a.sq, s.n = d;
     int64_t splits = 1;
     const int64_t programs = a.batch * ceil_div(a.sq, t.tm);
-    if (a.sq <= 16) {  // flash-decoding: split the keys until the programs fill the SMs twice
+    if (split_keys) {  // flash-decoding: split the keys until the programs fill the SMs twice
       const int64_t key_tiles = ceil_div(a.skv, t.tk);
       splits = std::clamp<int64_t>(ceil_div(2 * int64_t{p.num_sms}, programs), 1, key_tiles);
     }
     s.k = ceil_div(a.skv, splits);
     s.batch = a.batch * splits;
-    // Q tile + two stages of K and V slices.
-    s.sram_bytes = (t.tm * a.d + 2 * 2 * t.tk * a.d) * gpu::data_type_bytes(a.dtype);
+    // Q tile + two stages of K and V slices (of the one slice when K is V).
+    s.sram_bytes = (t.tm * d + 2 * (a.shared_kv ? 1 : 2) * t.tk * d) * gpu::data_type_bytes(a.dtype);
     if (s.sram_bytes > smem_limit(p)) continue;
     s.slots = std::max<int64_t>(
         1, std::min<int64_t>(p.max_warps_per_block / t.warps, models::blocks_by_smem(p.smem_per_sm_bytes, s.sram_bytes)));
@@ -466,7 +474,11 @@ struct Builder {
       // Views around it: the layout ops that feed q, k, v only to it, a cache concat whose first
       // input comes from outside (FlashAttention reads the cache in place), and the transpose
       // of its output (it writes [B, S, H, dh] directly).
-      for (int t : {in(l, 0), in(l, 1), in(*pv, 1)}) absorb_layout_producers(t, k);
+      // Keys that are the values (MLA's latent cache) feed both matmuls: two uses, both its own.
+      const bool shared = in(*pv, 1) == in(l, 1);
+      absorb_layout_producers(in(l, 0), k);
+      absorb_layout_producers(in(l, 1), k, shared ? 2 : 1);
+      if (!shared) absorb_layout_producers(in(*pv, 1), k);
       if (const Layer* after = only_consumer(out0(*pv)); after && after->op == OpKind::Transpose) absorbed[after] = k;
       Pattern pat;
       AttentionProblem& a = pat.a;
@@ -474,12 +486,18 @@ struct Builder {
       a.sq = sq, a.skv = skv;
       a.batch = std::max<int64_t>(1, ir::num_elements(s) / std::max<int64_t>(1, sq * skv));
       a.d = pv->output_shapes.at(0).back();
+      if (l.input_shapes.size() >= 2 && !l.input_shapes[0].empty() && l.input_shapes[0].back() != a.d) a.dk = l.input_shapes[0].back();
+      a.shared_kv = shared;
       a.causal = mask != nullptr && sq > 1;
       a.dtype = ark_data_type(g.tensor(out0(*pv)).dtype);
-      pat.shape = shape_text({{"batch_heads", a.batch}, {"q", sq}, {"kv", skv}, {"d", a.d}}) + (a.causal ? " causal" : "");
+      const int64_t dk = a.dk > 0 ? a.dk : a.d;
+      pat.shape = shape_text({{"batch_heads", a.batch}, {"q", sq}, {"kv", skv}, {"d", a.d}}) + (a.dk > 0 ? " dk " + std::to_string(a.dk) : "") +
+                  (a.shared_kv ? " shared kv" : "") + (a.causal ? " causal" : "");
       const double seen = a.causal ? (static_cast<double>(skv) - static_cast<double>(sq) / 2) / static_cast<double>(skv) : 1;
-      pat.macs = 2.0 * static_cast<double>(a.batch * sq) * static_cast<double>(skv * a.d) * seen;
-      pat.min_bytes = gpu::data_type_bytes(a.dtype) * static_cast<double>(a.batch * a.d) * static_cast<double>(2 * sq + 2 * skv);
+      pat.macs = static_cast<double>(a.batch * sq) * static_cast<double>(skv * (dk + a.d)) * seen;
+      // Q and K of dk, V and O of d; keys that are the values read once.
+      pat.min_bytes = gpu::data_type_bytes(a.dtype) * static_cast<double>(a.batch) *
+                      static_cast<double>(sq * dk + skv * dk + (a.shared_kv ? 0 : skv * a.d) + sq * a.d);
       patterns.push_back(pat);
     }
   }
@@ -501,15 +519,17 @@ struct Builder {
     kern.min_bytes = pat.min_bytes;
   }
 
-  void absorb_layout_producers(int t, int k) {
+  void absorb_layout_producers(int t, int k, size_t first_uses = 1) {
     for (int guard = 0; guard < 8 && valid(t); ++guard) {
+      const bool used_here = guard == 0 && first_uses > 1 && consumers[static_cast<size_t>(t)].size() == first_uses &&
+                             g.tensor(t).role != ir::TensorRole::GraphOutput;
       const int maker = g.tensor(t).producer;
       // A K/V head repeated for grouped-query attention: FlashAttention indexes the shared head.
       const bool repeat = maker >= 0 && g.layers[static_cast<size_t>(maker)].op == OpKind::Concat &&
                           std::all_of(g.layers[static_cast<size_t>(maker)].inputs.begin(),
                                       g.layers[static_cast<size_t>(maker)].inputs.end(),
                                       [&](int x) { return x == g.layers[static_cast<size_t>(maker)].inputs[0]; });
-      if (maker < 0 || (!single_use(t) && !repeat)) return;
+      if (maker < 0 || (!single_use(t) && !repeat && !used_here)) return;
       const Layer& l = g.layers[static_cast<size_t>(maker)];
       const bool cache = l.op == OpKind::Concat && !repeat && !l.inputs.empty() && valid(in(l, 0)) &&
                          g.tensor(in(l, 0)).producer < 0;

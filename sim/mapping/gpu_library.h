@@ -126,7 +126,9 @@ gpu::Program stream_plan(const StreamKernelSpec& s, const models::GpuParams& p);
 // FlashAttention: queries [batch, sq, d] against keys / values [batch, skv, d].
 struct AttentionProblem {
   int64_t batch = 1, sq = 1, skv = 1, d = 64;
+  int64_t dk = 0;          // query/key head dim when it differs from the value's d (MLA: 192 and 128); 0: d
   bool causal = false;
+  bool shared_kv = false;  // the values are the keys (MLA's absorbed decode over the latent cache)
   gpu::DataType dtype = gpu::DataType::FP16;
 };
 // Empty when no tile of the head dim fits the shared memory.

@@ -145,6 +145,36 @@ TEST(GpuLibrary, ADecodeStepReadsTheCacheInPlaceAndSplitsItsKeys) {
   EXPECT_EQ(attention, 1);
 }
 
+// DeepSeek's latent attention (docs/llm_models.md#multi-head-latent-attention): a decode step
+// attends the latent cache as one tensor of keys and values, the 16 heads of each sequence as
+// its query rows (FlashMLA), the cache read once: 2 sequences x (16 + 1001 + 16) rows of 576
+// fp16 values. A prefill's keys are wider than its values (192 and 128).
+TEST(GpuLibrary, LatentAttentionReadsTheLatentCacheOnce) {
+  const std::string lite = std::string(NPUSIM_SOURCE_DIR) + "/examples/hf/DeepSeek-V2-Lite/config.json";
+  const models::GpuParams p = round_gpu_params();
+  const mapping::LibraryPlan decode = mapping::library_plan(transformer(lite, 2, 1, 1, "fp16", 1000), p, {});
+  int attention = 0;
+  for (const auto& k : decode.kernels) {
+    for (const auto& op : k.ir_ops)
+      if (op.find("cat_latent") != std::string::npos) {
+        EXPECT_EQ(k.cls, KernelClass::Attention) << op;
+      }
+    if (k.cls != KernelClass::Attention) continue;
+    ++attention;
+    EXPECT_NE(k.shape.find("batch_heads=2 q=16 kv=1001 d=576 shared kv"), std::string::npos) << k.shape;
+    EXPECT_DOUBLE_EQ(k.min_bytes, 2.0 * 2 * (16 + 1001 + 16) * 576);
+    EXPECT_DOUBLE_EQ(k.macs, 2.0 * 16 * 1001 * (576 + 576));
+    ASSERT_FALSE(k.candidates.empty());
+    EXPECT_EQ(k.candidates[0].schedule.rfind("flash 64x64:8", 0), 0u) << k.candidates[0].schedule;
+  }
+  EXPECT_EQ(attention, 1);
+  const mapping::LibraryPlan prefill = mapping::library_plan(transformer(lite, 1, 64, 1), p, {});
+  const auto it = std::find_if(prefill.kernels.begin(), prefill.kernels.end(), [](const auto& k) { return k.cls == KernelClass::Attention; });
+  ASSERT_NE(it, prefill.kernels.end());
+  EXPECT_NE(it->shape.find("batch_heads=16 q=64 kv=64 d=128 dk 192 causal"), std::string::npos) << it->shape;
+  EXPECT_DOUBLE_EQ(it->macs, 16.0 * 64 * 64 * (192 + 128) * (64 - 32) / 64);
+}
+
 TEST(GpuLibrary, Fp32GemmsRunOnTheCudaCoresUnlessTf32IsAsked) {
   frontends::zoo::OpWorkload w;
   w.op = "matmul";

@@ -75,6 +75,69 @@ TEST(HfConfig, ParameterCountsAreThePublishedOnes) {
   }
 }
 
+// DeepSeek-V3 by hand, per layer (hidden 7168, 128 heads, q bottleneck 1536, latent 512, head
+// dims 128 + 64 rotary, values 128): q_a 7168x1536 + its norm 1536 + q_b 1536x(128x192) =
+// 48,760,320; kv_a 7168x576 = 4,128,768 + its norm 512; kv_b 512x(128x256) = 16,777,216; o
+// (128x128)x7168 = 117,440,512; two norms 14,336: 187,121,664. Layers 0-2 dense (3x7168x18432 =
+// 396,361,728); 58 MoE layers: router 256x7168 + 256 biases = 1,835,264, 256 routed experts and
+// one shared of 3x7168x2048 = 44,040,192 each. Embedding and head 2 x 129280 x 7168, final norm.
+// Published: 671 B total; 36.6 B active "including 0.9 B for the output head" (the repository's
+// README_WEIGHTS.md), i.e. without the input embedding. DeepSeek-V2-Lite: 15.7 B, 2.4 B active
+// (the DeepSeek-V2 paper).
+TEST(HfConfig, DeepSeekParameterCountsAreThePublishedOnes) {
+  const auto v3 = zoo::transformer_shape(example("DeepSeek-V3"));
+  ASSERT_TRUE(v3);
+  const int64_t attn = 187121664, dense = 396361728, expert = 44040192, router = 1835264, emb = int64_t{129280} * 7168;
+  EXPECT_EQ(v3->parameters, 3 * (attn + dense) + 58 * (attn + router + 257 * expert) + 2 * emb + 7168);
+  EXPECT_EQ(v3->active_parameters, 3 * (attn + dense) + 58 * (attn + router + 9 * expert) + 2 * emb + 7168);
+  EXPECT_NEAR(static_cast<double>(v3->parameters) / 1e9, 671, 0.5);
+  EXPECT_NEAR(static_cast<double>(v3->active_parameters - emb) / 1e9, 36.6, 0.05);
+  const auto lite = zoo::transformer_shape(example("DeepSeek-V2-Lite"));
+  ASSERT_TRUE(lite);
+  EXPECT_NEAR(static_cast<double>(lite->parameters) / 1e9, 15.7, 0.05);
+  EXPECT_NEAR(static_cast<double>(lite->active_parameters - int64_t{102400} * 2048) / 1e9, 2.4, 0.1);  // 2.45, published to one decimal
+  EXPECT_EQ(v3->family, "deepseek");
+  EXPECT_EQ(v3->latent_kv, 512 + 64);
+  EXPECT_EQ(v3->head_dim, 192);
+}
+
+// Multi-head latent attention: a prefill caches one latent of 512 + 64 per token and rebuilds
+// every head's keys and values through kv_b_proj; a decode step reads the latent cache as one
+// tensor, every head a query row, with kv_b_proj's halves absorbed (W_UK, W_UV: the same
+// weights, split). Both graphs hold the counted weights (V2-Lite: q_proj without a bottleneck,
+// 64 experts all with tokens at 128 of them, only the routed experts with tokens in a decode step).
+TEST(HfConfig, LatentAttentionCachesOneLatentPerToken) {
+  const std::string m = example("DeepSeek-V2-Lite");
+  const auto s = zoo::transformer_shape(m);
+  const ir::Graph prefill = zoo::make_transformer(tf(m, 1, 128));
+  EXPECT_EQ(weights(prefill), s->parameters);
+  EXPECT_EQ(tensor(prefill, "past_latent.0"), nullptr);
+  EXPECT_EQ(tensor(prefill, "model.layers.0.self_attn.latent")->shape, (ir::Shape{1, 128, 576}));
+  EXPECT_EQ(tensor(prefill, "model.layers.0.self_attn.kv_b_proj.weight")->shape, (ir::Shape{512, 16 * 256}));
+  EXPECT_EQ(tensor(prefill, "model.layers.0.self_attn.scores")->shape, (ir::Shape{1, 16, 128, 128}));
+  EXPECT_EQ(tensor(prefill, "model.layers.0.mlp.gate_proj.weight")->shape, (ir::Shape{2048, 10944}));  // first_k_dense_replace 1
+  EXPECT_EQ(tensor(prefill, "model.layers.1.mlp.shared_experts.gate_proj.weight")->shape, (ir::Shape{2048, 2 * 1408}));
+  EXPECT_EQ(tensor(prefill, "model.layers.1.mlp.experts.gate_proj.weight")->shape, (ir::Shape{64, 2048, 1408}));
+  const ir::Graph decode = zoo::make_transformer(tf(m, 2, 1, 300, 2));
+  EXPECT_EQ(tensor(decode, "past_latent.1")->shape, (ir::Shape{2, 300, 576}));
+  EXPECT_EQ(tensor(decode, "past_key.1"), nullptr);
+  EXPECT_EQ(tensor(decode, "model.layers.0.self_attn.kv_b_proj.k_absorbed.weight")->shape, (ir::Shape{16, 128, 512}));
+  EXPECT_EQ(tensor(decode, "model.layers.0.self_attn.kv_b_proj.v_absorbed.weight")->shape, (ir::Shape{16, 512, 128}));
+  EXPECT_EQ(tensor(decode, "model.layers.0.self_attn.scores")->shape, (ir::Shape{2, 1, 16, 301}));
+  // 2 tokens x top-6 of 64: 64 (1 - (58/64)^2) = 11.4 -> 11 experts with tokens.
+  EXPECT_EQ(tensor(decode, "model.layers.1.mlp.experts.gate_proj.weight")->shape, (ir::Shape{11, 2048, 1408}));
+  const int64_t per_layer_unread = (64 - 11) * int64_t{3} * 2048 * 1408;
+  const auto two = [&] {
+    zoo::ZooOptions o = tf(m, 1, 128, 0, 2);
+    return weights(zoo::make_transformer(o));
+  }();
+  EXPECT_EQ(weights(decode), two - per_layer_unread);
+  // DeepSeek-V3 routes by sigmoid scores plus a per-expert bias.
+  const ir::Graph v3 = zoo::make_transformer(tf(example("DeepSeek-V3"), 1, 1, 10, 4));
+  EXPECT_EQ(tensor(v3, "model.layers.3.mlp.gate.e_score_correction_bias")->shape, (ir::Shape{256}));
+  EXPECT_EQ(tensor(v3, "model.layers.0.self_attn.q_a_layernorm.weight")->shape, (ir::Shape{1536}));
+}
+
 // The graph holds every weight the count has (a prefill long enough that every expert gets
 // tokens), for every shipped config and every zoo entry.
 TEST(HfConfig, TheGraphHoldsTheCountedWeights) {
@@ -165,7 +228,16 @@ void expect_refused(const std::string& path, const std::string& pointer, const s
 }
 
 TEST(HfConfig, FieldsThatChangeTheComputationAreRefusedByName) {
-  expect_refused(example("DeepSeek-V3"), "/architectures/0", "multi-head latent attention");
+  const std::string deepseek =
+      R"("architectures": ["DeepseekV2ForCausalLM"], "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 512, "kv_lora_rank": 32, "qk_nope_head_dim": 16, "qk_rope_head_dim": 8, "v_head_dim": 16)";
+  expect_refused(write_config("ds_freq", "{" + deepseek + R"(, "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "moe_layer_freq": 2})"),
+                 "/moe_layer_freq", "every n-th layer");
+  expect_refused(write_config("ds_score", "{" + deepseek + R"(, "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "scoring_func": "relu"})"),
+                 "/scoring_func", "relu");
+  std::string odd = deepseek;
+  odd.replace(odd.find(R"("qk_rope_head_dim": 8)"), 21, R"("qk_rope_head_dim": 7)");
+  expect_refused(write_config("ds_rope", "{" + odd + "}"), "/qk_rope_head_dim", "even");
+  expect_refused(write_config("ds_lora", "{" + deepseek.substr(0, deepseek.find(R"(, "kv_lora_rank")")) + "}"), "/kv_lora_rank", "missing");
   const std::string llama =
       R"("hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 512)";
   expect_refused(write_config("unknown", R"({"architectures": ["FalconForCausalLM"], )" + llama + "}"), "/architectures/0",
