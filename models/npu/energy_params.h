@@ -16,11 +16,14 @@ struct EnergyParams {
   double pj_per_vector_lane_cycle = 0;
   double pj_per_dram_byte = 0;
   double pj_per_sram_byte = 0;
+  double pj_per_dma_byte = 0;       // the DMA engine's own work per byte it moves (DRAM and SRAM ends apart)
+  double pj_per_noc_byte_hop = 0;   // multi-core: a byte over one NoC link (injection, router-to-router, ejection)
   double static_w = 0;
 
   bool modelled() const {
     return pj_per_mac > 0 || pj_per_mac_int8 > 0 || pj_per_mac_fp8 > 0 || pj_per_mac_fp16 > 0 || pj_per_mac_bf16 > 0 ||
-           pj_per_mac_fp32 > 0 || pj_per_vector_lane_cycle > 0 || pj_per_dram_byte > 0 || pj_per_sram_byte > 0 || static_w > 0;
+           pj_per_mac_fp32 > 0 || pj_per_vector_lane_cycle > 0 || pj_per_dram_byte > 0 || pj_per_sram_byte > 0 ||
+           pj_per_dma_byte > 0 || pj_per_noc_byte_hop > 0 || static_w > 0;
   }
   // A MAC whose operands are of type t: its dtype's figure, else pj_per_mac.
   double mac_pj(ir::DType t) const {
@@ -67,6 +70,11 @@ inline const std::vector<config::ParamDecl>& EnergyParams::params() {
        r::energy, config::bind(&EnergyParams::pj_per_dram_byte)},
       {"energy.pj_per_sram_byte", T::Double, "0", "pJ", "energy per on-chip buffer byte read or written", {}, r::energy,
        config::bind(&EnergyParams::pj_per_sram_byte)},
+      {"energy.pj_per_dma_byte", T::Double, "0", "pJ", "energy of the DMA engine per byte it moves (its descriptors and datapath; the DRAM and SRAM ends are their own figures)",
+       {}, r::energy, config::bind(&EnergyParams::pj_per_dma_byte)},
+      {"energy.pj_per_noc_byte_hop", T::Double, "0", "pJ",
+       "multi-core chips: energy per byte over one NoC link (a core's injection or ejection link, a mesh router-to-router link)", {},
+       r::energy, config::bind(&EnergyParams::pj_per_noc_byte_hop)},
       {"energy.static_w", T::Double, "0", "W", "static power of the chip (leakage, clocks, always-on logic) over the whole run",
        {}, r::energy, config::bind(&EnergyParams::static_w)},
   };

@@ -73,10 +73,12 @@ const std::vector<SystemKey>& system_key_decls() {
       {"system.link.latency_us", T::Double, "us", "per hop (switch: device to device)"},
       {"system.link.efficiency", T::Double, "fraction", "share of the line rate the transport reaches (default 1)"},
       {"system.link.switch_reduction", T::Bool, "", "the switch reduces (NVLink SHARP, NCCL's NVLS); needs topology switch"},
+      {"system.link.pj_per_bit", T::Double, "pJ", "energy to carry one bit from a device to another over the links (switch: both links through it); 0: links not costed (docs/energy.md#systems)"},
       {"system.nodes.devices_per_node", T::Int, "devices", "devices [k*d, (k+1)*d) form node k; divides the device count"},
       {"system.nodes.nic_bandwidth_gbps", T::Double, "GB/s", "each device's NIC into the network between nodes, per direction (default 50)"},
       {"system.nodes.nic_latency_us", T::Double, "us", "NIC to NIC (default 5)"},
       {"system.nodes.nic_efficiency", T::Double, "fraction", "share of the NIC's line rate reached (default 1)"},
+      {"system.nodes.nic_pj_per_bit", T::Double, "pJ", "energy to carry one bit from NIC to NIC (0: not costed)"},
       {"system.collectives.model", T::String, "", "plain (every step at the links' rates) or nccl (NCCL's cost model and tuner)"},
       {"system.collectives.generation", T::String, "", "nccl only: volta, ampere, hopper, blackwell or cdna3 (RCCL)"},
       {"system.collectives.protocol", T::String, "", "nccl only: auto, ll, ll128 or simple for every collective"},
@@ -266,12 +268,14 @@ static SystemConfig load_resolved(const std::string& source, const Overrides& o)
     if (n.IsScalar() && (n.Scalar() == "true" || n.Scalar() == "false")) return n.Scalar() == "true";
     throw InputError(c.source, at(n, path), path + ": expected true or false");
   };
-  auto latency = [&](const YAML::Node& n, const std::string& path) {
+  auto in_0_1e6 = [&](const YAML::Node& n, const std::string& path) {
     double v = 0;
     try { v = n.as<double>(); } catch (const YAML::Exception&) { v = -1; }
     if (!(v >= 0) || v > 1e6) throw InputError(c.source, at(n, path), path + ": must be a number in [0, 1e6]");
-    return v * 1000;
+    return v;
   };
+  auto latency = [&](const YAML::Node& n, const std::string& path) { return in_0_1e6(n, path) * 1000; };
+  auto energy = in_0_1e6;  // pJ; 0: not costed
   double link_efficiency = 1;
   if (const YAML::Node l = sys["link"]) {
     only_keys(l, c.source, "system.link", keys_under("link"));
@@ -285,6 +289,7 @@ static SystemConfig load_resolved(const std::string& source, const Overrides& o)
     if (l["bandwidth_gbps"]) c.network.bytes_per_ns = positive(l["bandwidth_gbps"], c.source, "system.link.bandwidth_gbps", 1e6);
     if (l["latency_us"]) c.network.latency_ns = latency(l["latency_us"], "system.link.latency_us");
     if (l["efficiency"]) link_efficiency = fraction(l["efficiency"], "system.link.efficiency");
+    if (l["pj_per_bit"]) c.link_pj_per_bit = energy(l["pj_per_bit"], "system.link.pj_per_bit");
     if (l["switch_reduction"]) {
       c.switch_reduction = flag(l["switch_reduction"], "system.link.switch_reduction");
       if (c.switch_reduction && c.network.topology != models::Topology::Switch)
@@ -305,6 +310,7 @@ static SystemConfig load_resolved(const std::string& source, const Overrides& o)
     if (nd["nic_bandwidth_gbps"]) c.network.nic_bytes_per_ns = positive(nd["nic_bandwidth_gbps"], c.source, "system.nodes.nic_bandwidth_gbps", 1e6);
     if (nd["nic_latency_us"]) c.network.nic_latency_ns = latency(nd["nic_latency_us"], "system.nodes.nic_latency_us");
     if (nd["nic_efficiency"]) eff = fraction(nd["nic_efficiency"], "system.nodes.nic_efficiency");
+    if (nd["nic_pj_per_bit"]) c.nic_pj_per_bit = energy(nd["nic_pj_per_bit"], "system.nodes.nic_pj_per_bit");
     c.network.nic_bytes_per_ns *= eff;
   }
   if (const YAML::Node co = sys["collectives"]) {

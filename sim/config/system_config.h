@@ -36,6 +36,8 @@ struct SystemConfig {
   };
   std::optional<Library> library;
   bool switch_reduction = false;  // system.link.switch_reduction: the switch reduces (NVLS)
+  double link_pj_per_bit = 0;     // system.link.pj_per_bit: a bit from device to device (0: links not costed)
+  double nic_pj_per_bit = 0;      // system.nodes.nic_pj_per_bit: a bit from NIC to NIC
   double host_bytes_per_ns = 10;     // cpu supertasks: bytes moved at this rate...
   double host_overhead_ns = 5000;    // ...plus this per supertask
   std::map<std::string, std::string> values;  // text of each system key the file sets (with --set)

@@ -474,11 +474,10 @@ struct Builder {
       // Views around it: the layout ops that feed q, k, v only to it, a cache concat whose first
       // input comes from outside (FlashAttention reads the cache in place), and the transpose
       // of its output (it writes [B, S, H, dh] directly).
-      // Keys that are the values (MLA's latent cache) feed both matmuls: two uses, both its own.
-      const bool shared = in(*pv, 1) == in(l, 1);
-      absorb_layout_producers(in(l, 0), k);
-      absorb_layout_producers(in(l, 1), k, shared ? 2 : 1);
-      if (!shared) absorb_layout_producers(in(*pv, 1), k);
+      // Keys that are the values (MLA's latent cache, maybe through a transposed view) feed both
+      // matmuls: read once.
+      const bool shared = view_source(in(*pv, 1)) == view_source(in(l, 1));
+      for (int t : {in(l, 0), in(l, 1), in(*pv, 1)}) absorb_layout_producers(t, k);
       if (const Layer* after = only_consumer(out0(*pv)); after && after->op == OpKind::Transpose) absorbed[after] = k;
       Pattern pat;
       AttentionProblem& a = pat.a;
@@ -519,10 +518,31 @@ struct Builder {
     kern.min_bytes = pat.min_bytes;
   }
 
-  void absorb_layout_producers(int t, int k, size_t first_uses = 1) {
+  // The tensor a chain of transposes and reshapes views.
+  int view_source(int t) const {
     for (int guard = 0; guard < 8 && valid(t); ++guard) {
-      const bool used_here = guard == 0 && first_uses > 1 && consumers[static_cast<size_t>(t)].size() == first_uses &&
-                             g.tensor(t).role != ir::TensorRole::GraphOutput;
+      const int maker = g.tensor(t).producer;
+      if (maker < 0) break;
+      const Layer& l = g.layers[static_cast<size_t>(maker)];
+      if (l.op != OpKind::Transpose && l.op != OpKind::Reshape) break;
+      t = in(l, 0);
+    }
+    return t;
+  }
+
+  // Every reader of t is part of pattern k (a view read by both of its matmuls).
+  bool used_only_by(int t, int k) const {
+    if (!valid(t) || g.tensor(t).role == ir::TensorRole::GraphOutput) return false;
+    for (const Layer* c : consumers[static_cast<size_t>(t)]) {
+      const auto it = absorbed.find(c);
+      if (it == absorbed.end() || it->second != k) return false;
+    }
+    return true;
+  }
+
+  void absorb_layout_producers(int t, int k) {
+    for (int guard = 0; guard < 8 && valid(t); ++guard) {
+      const bool used_here = used_only_by(t, k);
       const int maker = g.tensor(t).producer;
       // A K/V head repeated for grouped-query attention: FlashAttention indexes the shared head.
       const bool repeat = maker >= 0 && g.layers[static_cast<size_t>(maker)].op == OpKind::Concat &&

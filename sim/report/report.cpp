@@ -245,6 +245,8 @@ const std::vector<RunField>& run_fields() {
        [](const RunReport& r) { return J(r.energy.vector_uj); }, kInTotals},
       {"energy_sram_uj", "uJ", "layer input and output bytes x energy.pj_per_sram_byte", [](const RunReport& r) { return J(r.energy.sram_uj); }, kInTotals},
       {"energy_dram_uj", "uJ", "DRAM bytes x energy.pj_per_dram_byte", [](const RunReport& r) { return J(r.energy.dram_uj); }, kInTotals},
+      {"energy_dma_uj", "uJ", "bytes the DMA moved x energy.pj_per_dma_byte", [](const RunReport& r) { return J(r.energy.dma_uj); }, kInTotals},
+      {"energy_noc_uj", "uJ", "multi-core: bytes x NoC links crossed x energy.pj_per_noc_byte_hop", [](const RunReport& r) { return J(r.energy.noc_uj); }, kInTotals},
       {"energy_static_uj", "uJ", "energy.static_w x (NPU + host time)", [](const RunReport& r) { return J(r.energy.static_uj); }, kInTotals},
       {"average_power_w", "W", "energy_uj / (NPU + host time) (empty when no energy is modelled)",
        [](const RunReport& r) { return r.energy_modelled ? J(average_power_w(r)) : J(nullptr); }, kInTotals | kInSweep},

@@ -91,6 +91,7 @@ struct CommandSpan {
 // Energy of a run by unit, in uJ (docs/energy.md).
 struct EnergyUse {
   double pe_array_uj = 0, vector_uj = 0, sram_uj = 0, dram_uj = 0, static_uj = 0;
+  double dma_uj = 0, noc_uj = 0;
 };
 
 struct RunReport {

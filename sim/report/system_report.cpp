@@ -86,7 +86,7 @@ struct SystemTotals {
   double makespan_ns = 0, busy_ns = 0, comm_ns = 0, wait_ns = 0, stall_ns = 0, link_bytes = 0;
   int64_t workload_macs = 0;
   int devices = 0;
-  double energy_uj = -1;
+  double energy_uj = -1, link_energy_uj = -1;
 };
 
 SystemTotals totals_of(const SystemReport& r) {
@@ -94,6 +94,7 @@ SystemTotals totals_of(const SystemReport& r) {
   SystemTotals t;
   t.makespan_ns = m.makespan_ns;
   t.energy_uj = r.energy_uj;
+  t.link_energy_uj = r.energy_uj >= 0 ? r.link_energy_uj : -1;
   for (const auto& d : m.devices) {
     if (d.name.rfind("host:", 0) == 0) continue;
     t.busy_ns += d.busy_ns, t.comm_ns += d.comm_ns, t.wait_ns += d.comm_wait_ns, t.stall_ns += d.mem_stall_ns, ++t.devices;
@@ -138,6 +139,8 @@ const std::vector<SystemField>& system_fields() {
       {"average_power_w", "W", "energy_uj / the makespan",
        [](const T& t) { return t.energy_uj >= 0 && t.makespan_ns > 0 ? J(t.energy_uj * 1000 / t.makespan_ns) : J(nullptr); },
        kInTotals | kInSweep},
+      {"link_energy_uj", "uJ", "of energy_uj, the bits the links and NICs carried at system.link.pj_per_bit and system.nodes.nic_pj_per_bit (empty when neither is set)",
+       [](const T& t) { return t.link_energy_uj >= 0 ? J(t.link_energy_uj) : J(nullptr); }, kInTotals | kInSweep},
   };
   return f;
 }

@@ -20,6 +20,7 @@ struct SystemReport {
   std::vector<std::string> lane_of_task;  // device name per supertask ("" for input / output)
   std::vector<int> estimated;             // supertasks whose compute time is an estimate
   double energy_uj = -1;                  // the used devices' energy (docs/energy.md#systems); < 0: not modelled
+  double link_energy_uj = -1;             // of it, the links' and NICs' (< 0: not costed)
 };
 
 std::string format_system_table(const SystemReport& r);

@@ -27,6 +27,13 @@ std::vector<report::UnitUse> unit_uses(const engine::SimResult& s) {
           use("dram", s.dram_busy_cycles, 1, s.dram_bytes_read + s.dram_bytes_written)};
 }
 
+// Bytes over every NoC link, summed: each is a byte crossing one hop.
+double noc_byte_hops(const engine::SimResult& s) {
+  double b = 0;
+  for (const auto& l : s.noc_links) b += static_cast<double>(l.bytes);
+  return b;
+}
+
 // A multi-core chip's cores, NoC links, DRAM channels and each layer's split
 // (docs/multicore.md#reports).
 report::MulticoreUse multicore_use(const mapping::Program& prog, const engine::SimResult& s, const mapping::NpuParams& p) {
@@ -117,7 +124,7 @@ NpuRun simulate_npu_tenants(const std::vector<const ir::Graph*>& graphs, const c
     first_core += cores[static_cast<size_t>(i)];
   }
   r.sim = engine::simulate_npu(r.prog, params);
-  r.report = run::build_report(name, r.prog, r.sim.timings, hw, params);
+  r.report = run::build_report(name, r.prog, r.sim.timings, hw, params, noc_byte_hops(r.sim));
   r.report.batch = 0;
   for (const ir::Graph* g : graphs) r.report.batch += g->batch();
   r.report.units = unit_uses(r.sim);
@@ -140,7 +147,7 @@ NpuRun simulate_npu_workload(const ir::Graph& g, const config::HwConfig& hw, con
   NpuRun r;
   r.prog = mapping::map_graph(g, hw, params);
   r.sim = engine::simulate_npu(r.prog, params);
-  r.report = run::build_report(g.name, r.prog, r.sim.timings, hw, params);
+  r.report = run::build_report(g.name, r.prog, r.sim.timings, hw, params, noc_byte_hops(r.sim));
   r.report.batch = g.batch();
   r.report.units = unit_uses(r.sim);
   if (params.cores > 1) r.report.multicore = multicore_use(r.prog, r.sim, params);

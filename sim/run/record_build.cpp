@@ -41,7 +41,7 @@ void describe_hardware(report::RunReport& r, const config::HwConfig& cfg) {
 
 report::RunReport build_report(const std::string& workload, const mapping::Program& prog,
                        const std::vector<mapping::CommandTiming>& timings, const config::HwConfig& cfg,
-                       const mapping::NpuParams& p) {
+                       const mapping::NpuParams& p, double noc_byte_hops) {
   report::RunReport r;
   r.workload = workload;
   describe_hardware(r, cfg, p);
@@ -50,9 +50,13 @@ report::RunReport build_report(const std::string& workload, const mapping::Progr
   const size_t n = prog.layers.size();
   std::vector<report::LayerRow> rows(n);
   std::vector<int64_t> finish(n, -1), first(n, INT64_MAX);
+  std::vector<double> noc_bytes(n, 0), dma_bytes(n, 0);
+  double all_noc_bytes = 0;
   for (const auto& c : prog.commands) {
     const auto& t = timings[c.id];
     report::LayerRow& row = rows[c.layer];
+    noc_bytes[c.layer] += static_cast<double>(t.noc_bytes), all_noc_bytes += static_cast<double>(t.noc_bytes);
+    if (c.unit == Unit::Dma) dma_bytes[c.layer] += static_cast<double>(t.dram_bytes);
     const int64_t d = t.end_cycle - t.start_cycle;
     switch (c.unit) {
       case Unit::PeArray: row.pe_busy_cycles += d; break;
@@ -135,9 +139,12 @@ report::RunReport build_report(const std::string& workload, const mapping::Progr
     const double sram_uj = static_cast<double>(lp.in_bytes + lp.out_bytes) * e.pj_per_sram_byte * 1e-6;
     const double dram_uj = static_cast<double>(row.dram_read_bytes + row.dram_write_bytes) * e.pj_per_dram_byte * 1e-6;
     const double static_uj = p.clock_mhz > 0 ? e.static_w * static_cast<double>(row.cycles) / p.clock_mhz : 0;
-    row.energy_uj = pe_uj + vector_uj + sram_uj + dram_uj + static_uj;
+    const double dma_uj = dma_bytes[i] * e.pj_per_dma_byte * 1e-6;
+    // A layer's NoC bytes over the chip's mean hops per byte (every link's bytes / the transfers' bytes).
+    const double noc_uj = all_noc_bytes > 0 ? noc_bytes[i] * (noc_byte_hops / all_noc_bytes) * e.pj_per_noc_byte_hop * 1e-6 : 0;
+    row.energy_uj = pe_uj + vector_uj + sram_uj + dram_uj + dma_uj + noc_uj + static_uj;
     r.energy.pe_array_uj += pe_uj, r.energy.vector_uj += vector_uj, r.energy.sram_uj += sram_uj;
-    r.energy.dram_uj += dram_uj, r.energy.static_uj += static_uj;
+    r.energy.dram_uj += dram_uj, r.energy.static_uj += static_uj, r.energy.dma_uj += dma_uj, r.energy.noc_uj += noc_uj;
     r.total_macs += row.macs;
     r.dram_read_bytes += row.dram_read_bytes;
     r.dram_write_bytes += row.dram_write_bytes;

@@ -21,9 +21,10 @@ namespace npusim::run {
 // cfg gives the name, source and resolved values; p the run's params (built once per run).
 void describe_hardware(report::RunReport& r, const config::HwConfig& cfg, const mapping::NpuParams& p);
 void describe_hardware(report::RunReport& r, const config::HwConfig& cfg);  // reads the params itself
+// noc_byte_hops: multi-core, the bytes every NoC link carried, summed (each a byte over one hop).
 report::RunReport build_report(const std::string& workload, const mapping::Program& prog,
                                const std::vector<mapping::CommandTiming>& timings, const config::HwConfig& cfg,
-                               const mapping::NpuParams& p);
+                               const mapping::NpuParams& p, double noc_byte_hops = 0);
 
 // chosen[i]: the candidate of kernel i that runs; sims[i]: what it measured.
 report::LibraryReport build_library_report(const std::string& workload, const mapping::LibraryPlan& plan,

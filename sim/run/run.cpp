@@ -155,6 +155,7 @@ void run_system(RunRecord::Impl& out, const ir::System& sys, const config::Syste
   rep->sim = &run.sim;
   rep->estimated = run.estimated;
   rep->energy_uj = run.energy_uj;
+  rep->link_energy_uj = run.link_energy_uj;
   for (const ir::SuperTask& t : sys.supertasks)  // the system's devices named per supertask
     rep->lane_of_task.push_back(
         t.device_index < 0 ? "" : run.sim.devices[static_cast<size_t>(run.slot_device[static_cast<size_t>(t.device_index)])].name);

@@ -163,8 +163,9 @@ SystemRun simulate_pipeline(const ir::System& sys, const config::SystemConfig& c
   r.sim = engine::simulate_system(sys, cfg, slot_device, lanes, compute_ns, compute_bytes, memory_rate, on_cores);
   r.slot_device = slot_device;
   r.estimated = estimated;
-  // Energy: every compute supertask's own, and each used device's idle power (a GPU's idle_w,
-  // an NPU's static_w) while it computes nothing: collectives, waits, idle. Links are not costed.
+  // Energy: every compute supertask's own, each used device's idle power (a GPU's idle_w, an
+  // NPU's static_w) while it computes nothing (collectives, waits, idle), and every bit the links
+  // and NICs carried at their pJ per bit (a switch port's bytes cross the switch to their peer).
   std::vector<char> used(cfg.devices.size(), 0);
   for (int d : slot_device)
     if (d >= 0 && d < n_dev) used[static_cast<size_t>(d)] = 1;
@@ -180,6 +181,13 @@ SystemRun simulate_pipeline(const ir::System& sys, const config::SystemConfig& c
     if (!used[static_cast<size_t>(d)]) continue;
     const auto& dev = cfg.devices[static_cast<size_t>(d)];
     uj += idle_power_w(dev.hw) * std::max(0.0, r.sim.makespan_ns - r.sim.devices[static_cast<size_t>(d)].busy_ns) / 1000;  // W x us
+  }
+  if (cfg.link_pj_per_bit > 0 || cfg.nic_pj_per_bit > 0) {
+    double link_uj = 0;
+    for (const auto& l : r.sim.links)
+      link_uj += l.bytes * 8 * (l.to == -2 ? cfg.nic_pj_per_bit : cfg.link_pj_per_bit) * 1e-6;
+    r.link_energy_uj = link_uj;
+    uj += link_uj;
   }
   r.energy_uj = modelled ? uj : -1;
   return r;

@@ -17,9 +17,10 @@ struct SystemRun {
   std::vector<int> slot_device;  // pipeline device slot -> system device (or host lane)
   std::vector<int> estimated;    // supertasks whose payload was costed from its bytes
   // Energy (docs/energy.md#systems) of the devices the pipeline uses: their compute supertasks'
-  // energy, and each one's idle power for the rest of the makespan. < 0: some device's power is
-  // not modelled.
+  // energy, each one's idle power for the rest of the makespan, and the links' bits at their
+  // pJ per bit. < 0: some device's power is not modelled.
   double energy_uj = -1;
+  double link_energy_uj = -1;  // of energy_uj: the links' and NICs' (< 0: not costed)
 };
 
 // InputError naming the system file when the pipeline needs more accelerators than it has or

@@ -18,15 +18,18 @@ TEST(Energy, NpuPartsFollowTheCostsAndAddUp) {
   const std::string d = scratch_dir("energy_npu");
   ASSERT_EQ(run_sim("zoo resnet18 --batch 2 -o '" + d + "/mm.json'").exit_code, 0);  // int8
   const auto r = run_sim("--ir '" + d + "/mm.json' --hw npu -q --report '" + d + "/r.json' --set energy.pj_per_mac_int8=0.5 "
-                         "--set energy.static_w=2 --set energy.pj_per_dram_byte=10");
+                         "--set energy.static_w=2 --set energy.pj_per_dram_byte=10 --set energy.pj_per_dma_byte=3");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json t = json::parse(read_text(d + "/r.json"))["totals"];
   const double macs = t["macs"].get<double>(), us = t["time_us"].get<double>() + t["host_cycles"].get<double>() / 1000.0;
   EXPECT_NEAR(t["energy_pe_array_uj"].get<double>(), macs * 0.5e-6, 1e-9 * macs);
   EXPECT_NEAR(t["energy_dram_uj"].get<double>(), t["dram_bytes"].get<double>() * 10e-6, 1e-6);
   EXPECT_NEAR(t["energy_static_uj"].get<double>(), 2 * us, 1e-3 * us);  // W x us = uJ (npu.yaml: 1000 MHz)
+  EXPECT_NEAR(t["energy_dma_uj"].get<double>(), t["dram_bytes"].get<double>() * 3e-6, 1e-6);  // the DMA moves every DRAM byte
+  EXPECT_EQ(t["energy_noc_uj"].get<double>(), 0);  // one core: no NoC
   double parts = 0;
-  for (const char* k : {"energy_pe_array_uj", "energy_vector_uj", "energy_sram_uj", "energy_dram_uj", "energy_static_uj"}) parts += t[k].get<double>();
+  for (const char* k : {"energy_pe_array_uj", "energy_vector_uj", "energy_sram_uj", "energy_dram_uj", "energy_dma_uj", "energy_noc_uj", "energy_static_uj"})
+    parts += t[k].get<double>();
   EXPECT_NEAR(t["energy_uj"].get<double>(), parts, 1e-9 * parts);
   EXPECT_NEAR(t["average_power_w"].get<double>(), t["energy_uj"].get<double>() / us, 1e-3);
   EXPECT_NEAR(t["inferences_per_j"].get<double>(), 2 / (t["energy_uj"].get<double>() * 1e-6), 1e-6);  // 2 images
@@ -81,6 +84,22 @@ TEST(Energy, WorkloadMacsAreTheSameOnEveryDevice) {
 }
 
 // A system: the pipeline's devices, between their idle power and their TDP.
+// A multi-core chip's NoC: every byte each link carried (a hop) at energy.pj_per_noc_byte_hop;
+// the layers' shares add up to it.
+TEST(Energy, NocEnergyIsBytesTimesHops) {
+  const std::string d = scratch_dir("energy_noc");
+  ASSERT_EQ(run_sim("zoo resnet18 --batch 2 -o '" + d + "/r18.json'").exit_code, 0);
+  const auto r = run_sim("--ir '" + d + "/r18.json' --hw npu_4core_mesh -q --report '" + d + "/r.json' --set energy.pj_per_noc_byte_hop=2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json j = json::parse(read_text(d + "/r.json"));
+  double link_bytes = 0, layers = 0;
+  for (const auto& l : j["multicore"]["noc_links"]) link_bytes += l["bytes"].get<double>();
+  ASSERT_GT(link_bytes, 0);
+  EXPECT_NEAR(j["totals"]["energy_noc_uj"].get<double>(), link_bytes * 2e-6, 1e-9 * link_bytes);
+  for (const auto& l : j["layers"]) layers += l["energy_uj"].get<double>();
+  EXPECT_NEAR(layers, j["totals"]["energy_uj"].get<double>(), 1e-6 * layers);
+}
+
 TEST(Energy, SystemRunsCountThePipelinesDevices) {
   const std::string d = scratch_dir("energy_system");
   ASSERT_EQ(run_sim("zoo llama2-7b --tp 2 --layers 2 --batch 2 --seq 64 -o '" + d + "/p.json'").exit_code, 0);
@@ -91,6 +110,14 @@ TEST(Energy, SystemRunsCountThePipelinesDevices) {
   EXPECT_GT(w, 2 * 70.0);  // two H100s: above their idle power, at most their TDP
   EXPECT_LE(w, 2 * 700.0);
   EXPECT_NEAR(t["energy_uj"].get<double>(), w * t["makespan_us"].get<double>(), 1e-6 * t["energy_uj"].get<double>());
+  // The links: every byte they carried at configs/system_8x_h100.yaml's 2.6 pJ a bit, part of the total.
+  EXPECT_NEAR(t["link_energy_uj"].get<double>(), t["link_bytes"].get<double>() * 8 * 2.6e-6, 1e-6 * t["link_energy_uj"].get<double>());  // bytes rounded in the report
+  EXPECT_GT(t["link_energy_uj"].get<double>(), 0);
+  const auto off = run_sim("--ir '" + d + "/p.json' --hw system_8x_h100 -q --report '" + d + "/off.json' --set system.link.pj_per_bit=0");
+  ASSERT_EQ(off.exit_code, 0) << off.output;
+  const json o = json::parse(read_text(d + "/off.json"))["totals"];
+  EXPECT_TRUE(o["link_energy_uj"].is_null());
+  EXPECT_NEAR(t["energy_uj"].get<double>() - o["energy_uj"].get<double>(), t["link_energy_uj"].get<double>(), 1e-6 * t["energy_uj"].get<double>());
 }
 
 TEST(Energy, ServingReportsTokensPerJoule) {

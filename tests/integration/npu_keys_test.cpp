@@ -98,6 +98,8 @@ const std::vector<KeyCase> kCases = {
     {"energy.static_w", "npu", "resnet50_b4", "1.0"},
     {"energy.pj_per_dram_byte", "npu", "resnet50_b4", "40"},
     {"energy.pj_per_sram_byte", "npu", "resnet50_b4", "1.0"},
+    {"energy.pj_per_dma_byte", "npu", "resnet50_b4", "1.0"},
+    {"energy.pj_per_noc_byte_hop", "npu_4core_mesh", "resnet50_b4", "1.0"},
 };
 
 // Workloads written by the zoo once per test process.

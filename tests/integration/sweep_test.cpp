@@ -283,7 +283,7 @@ TEST(SweepCli, ASystemConfigSweepsLinkAndDeviceKeys) {
   const std::string csv = read_text(d + "/out/results.csv");
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "point,workload,status,system.link.bandwidth_gbps,gpu.hbm.bandwidth_gbps,time_ms,makespan_us,busy_us,comm_us,"
-            "comm_wait_us,mem_stall_us,link_bytes,devices,workload_macs,energy_uj,average_power_w,error");
+            "comm_wait_us,mem_stall_us,link_bytes,devices,workload_macs,energy_uj,average_power_w,link_energy_uj,error");
   std::vector<nlohmann::json> rows;
   std::istringstream jl(read_text(d + "/out/results.jsonl"));
   for (std::string line; std::getline(jl, line);) rows.push_back(nlohmann::json::parse(line));

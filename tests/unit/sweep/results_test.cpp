@@ -40,7 +40,7 @@ TEST(SweepResults, RowHoldsAxesMetricsAndLayers) {
   const auto no_energy = config::HwConfig::load(sweep_test::npu_yaml(),
       {"energy.pj_per_mac=0", "energy.pj_per_mac_int8=0", "energy.pj_per_mac_fp8=0", "energy.pj_per_mac_fp16=0",
        "energy.pj_per_mac_bf16=0", "energy.pj_per_mac_fp32=0", "energy.pj_per_vector_lane_cycle=0", "energy.pj_per_dram_byte=0",
-       "energy.pj_per_sram_byte=0", "energy.static_w=0"});
+       "energy.pj_per_sram_byte=0", "energy.pj_per_dma_byte=0", "energy.static_w=0"});
   const auto unpowered = report::sweep_metrics(sweep_test::fake_report(no_energy));
   EXPECT_TRUE(unpowered["energy_uj"].is_null());
   EXPECT_TRUE(unpowered["average_power_w"].is_null());
