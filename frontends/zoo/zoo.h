@@ -76,6 +76,11 @@ struct TransformerShape {
   int64_t parameters = 0, active_parameters = 0;  // as a checkpoint stores them; active: top-k experts
   int64_t outside_layers = 0;  // of parameters: embeddings, positions, the head, the final norm
   int latent_kv = 0;  // multi-head latent attention: elements a token caches per layer (0: K and V of every K/V head)
+  // DeepSeek: latent attention's widths (kv_lora_rank 0: none), the leading dense layers, the router.
+  int q_lora_rank = 0, kv_lora_rank = 0, qk_nope_dim = 0, qk_rope_dim = 0, v_head_dim = 0;
+  int dense_first = 0;          // layers with a dense MLP before the mixtures begin (first_k_dense_replace)
+  bool shared_gate = false;     // the shared expert scaled by sigmoid(x w) (Qwen2-MoE; DeepSeek's are not)
+  bool sigmoid_router = false;  // sigmoid scores and a per-expert bias (DeepSeek-V3)
 };
 std::optional<TransformerShape> transformer_shape(const std::string& model);
 

@@ -15,7 +15,9 @@
 // (the rank's active experts as batched GEMMs, each expert's width over the tp ranks) and
 // combine (the outputs back in token order, weighted, summed over k); with --ep the dispatched
 // and the computed rows cross the ep groups by all_to_all (docs/system.md#expert-parallelism).
-// Grouped-query attention
+// DeepSeek's layout: multi-head latent attention per rank (its heads' shares of q_b, kv_b and o;
+// the latent's projection and cache whole on every rank), dense MLPs on the first layers, then
+// mixtures with ungated shared experts. Grouped-query attention
 // multiplies the g = H/Hkv query heads of a K/V head as one [g*S, dh] block against its keys
 // (no copies of K/V), as FlashAttention and vLLM do.
 #include <algorithm>
@@ -151,7 +153,14 @@ struct Shard {
   int64_t recv = 0;       // rows the rank's experts take (A when nothing crosses groups)
   int64_t el = 0, rows = 0;  // active experts of the rank, rows of each
   int64_t ef = 0;         // an expert's width shard
-  int64_t sf = 0;         // Qwen2-MoE: the shared expert's width shard (0: none)
+  int64_t sf = 0;         // the shared expert's width shard (0: none)
+  bool shared_gate = true;      // Qwen2-MoE's sigmoid gate on it (DeepSeek: none)
+  bool sigmoid_router = false;  // DeepSeek-V3: sigmoid scores plus a per-expert bias pick the experts
+  int first_moe = 0;            // layers before it have a dense MLP (DeepSeek's first_k_dense_replace)
+  // Multi-head latent attention (DeepSeek; r = 0: none): q through a rank-ql bottleneck (0: one
+  // projection), keys of nope + rd dims, values of dv, a cached latent of r + rd per token.
+  int64_t ql = 0, r = 0, nope = 0, rd = 0, dv = 0;
+  int64_t rot() const { return r > 0 ? rd : dh; }  // rotary dims of a head
 };
 
 constexpr int kInt32 = 4;  // torch.export ScalarType INT
@@ -163,13 +172,17 @@ FxGraph moe_route(const Shard& m) {
   FxGraph g(m.scalar);
   const int64_t BS = m.B * m.S;
   const std::string x = g.input({BS, m.D}), r = g.input({BS, m.D}), wn = g.input({m.D}), wr = g.input({m.D, m.E});
+  const std::string bias = m.sigmoid_router ? g.input({m.E}) : "";
   const std::string order = g.input({m.recv}, kInt32);
   const std::string sg = m.sf > 0 ? g.input({m.D, m.sf}) : "", su = m.sf > 0 ? g.input({m.D, m.sf}) : "",
-                    sd = m.sf > 0 ? g.input({m.sf, m.D}) : "", sw = m.sf > 0 ? g.input({m.D, 1}) : "";
+                    sd = m.sf > 0 ? g.input({m.sf, m.D}) : "", sw = m.sf > 0 && m.shared_gate ? g.input({m.D, 1}) : "";
   const std::string h = g.add(x, r, {BS, m.D});
   const std::string ln = g.rms_norm(h, wn, m.D, m.eps, {BS, m.D});
-  const std::string p = g.call("_softmax", {{"self", T(g.mm(ln, wr, {BS, m.E}))}, {"dim", I(-1)}, {"half_to_float", B(false)}}, {BS, m.E});
-  g.call("amax", {{"self", T(p)}, {"dim", INTS({-1})}, {"keepdim", B(true)}}, {BS, 1});  // the top-k pass
+  const std::string logits = g.mm(ln, wr, {BS, m.E});
+  const std::string p = m.sigmoid_router ? g.call("sigmoid", {{"self", T(logits)}}, {BS, m.E})
+                                         : g.call("_softmax", {{"self", T(logits)}, {"dim", I(-1)}, {"half_to_float", B(false)}}, {BS, m.E});
+  const std::string choice = m.sigmoid_router ? g.add(p, bias, {BS, m.E}) : p;
+  g.call("amax", {{"self", T(choice)}, {"dim", INTS({-1})}, {"keepdim", B(true)}}, {BS, 1});  // the top-k pass
   const std::string w = g.reshape(g.slice(p, -1, 0, m.k, {BS, m.k}), {m.A, 1});
   if (m.sf == 0) {
     g.output({g.index_select(ln, order, {m.recv, m.D}), w, h});
@@ -177,6 +190,10 @@ FxGraph moe_route(const Shard& m) {
   }
   const std::string gate = g.call("silu", {{"self", T(g.mm(ln, sg, {BS, m.sf}))}}, {BS, m.sf});
   const std::string shared = g.mm(g.mul(gate, g.mm(ln, su, {BS, m.sf}), {BS, m.sf}), sd, {BS, m.D});
+  if (!m.shared_gate) {
+    g.output({g.index_select(ln, order, {m.recv, m.D}), w, h, shared});
+    return g;
+  }
   const std::string scale = g.call("sigmoid", {{"self", T(g.mm(ln, sw, {BS, 1}))}}, {BS, 1});
   g.output({g.index_select(ln, order, {m.recv, m.D}), w, h, g.mul(shared, scale, {BS, m.D})});
   return g;
@@ -262,6 +279,71 @@ FxGraph attention(const Shard& m) {
   return g;
 }
 
+// DeepSeek's multi-head latent attention on one rank's h heads, as the zoo's graph builds it
+// (docs/llm_models.md#multi-head-latent-attention): a prefill rebuilds its heads' keys and values
+// from the latents through its kv_b shard; a decode step absorbs W_UK and W_UV and attends the
+// latent cache [B, T, r + rd] as one tensor of keys and values. Inputs: x, r, [q_a, q_a norm,
+// q_b | q], kv_a, kv_a norm, [kv_b | W_UK, W_UV], o, norm weight, cos, sin, scale, [mask when
+// S > 1], [the latent cache when N > 0]. Outputs: o's partial sum, x + r.
+FxGraph mla_attention(const Shard& m) {
+  FxGraph g(m.scalar);
+  const int64_t BS = m.B * m.S, qk = m.nope + m.rd, lat = m.r + m.rd, h = m.h, nb = m.B, ns = m.S, tk = m.Tk;
+  const bool absorbed = m.N > 0 && m.S == 1;
+  const std::string x = g.input({BS, m.D}), r = g.input({BS, m.D});
+  const std::string wqa = m.ql > 0 ? g.input({m.D, m.ql}) : "", wqan = m.ql > 0 ? g.input({m.ql}) : "";
+  const std::string wq = g.input({m.ql > 0 ? m.ql : m.D, h * qk});
+  const std::string wkva = g.input({m.D, lat}), wkvan = g.input({m.r});
+  const std::string wkvb = absorbed ? "" : g.input({m.r, h * (m.nope + m.dv)});
+  const std::string wuk = absorbed ? g.input({h, m.nope, m.r}) : "", wuv = absorbed ? g.input({h, m.r, m.dv}) : "";
+  const std::string wo = g.input({h * m.dv, m.D}), wn = g.input({m.D});
+  const std::string cos = g.input({ns, m.rd}), sin = g.input({ns, m.rd}), scale = g.input({1});
+  const std::string mask = ns > 1 ? g.input({ns, tk}) : "";
+  const std::string cache = m.N > 0 ? g.input({nb, m.N, lat}) : "";
+  const std::string xs = g.add(x, r, {BS, m.D});
+  const std::string ln = g.rms_norm(xs, wn, m.D, m.eps, {BS, m.D});
+  const std::string qin = m.ql > 0 ? g.rms_norm(g.mm(ln, wqa, {BS, m.ql}), wqan, m.ql, m.eps, {BS, m.ql}) : ln;
+  const std::string qh = g.permute(g.reshape(g.mm(qin, wq, {BS, h * qk}), {nb, ns, h, qk}), {0, 2, 1, 3}, {nb, h, ns, qk});
+  const std::string qn = g.slice(qh, -1, 0, m.nope, {nb, h, ns, m.nope});
+  const std::string qp = rope(g, g.slice(qh, -1, m.nope, qk, {nb, h, ns, m.rd}), cos, sin, {nb, h, ns, m.rd});
+  // This pass's latents: the normed compressed K/V and the rotary key.
+  const std::string kva = g.mm(ln, wkva, {BS, lat});
+  const std::string c = g.rms_norm(g.slice(kva, -1, 0, m.r, {BS, m.r}), wkvan, m.r, m.eps, {BS, m.r});
+  const std::string kp = rope(g, g.reshape(g.slice(kva, -1, m.r, lat, {BS, m.rd}), {nb, 1, ns, m.rd}), cos, sin, {nb, 1, ns, m.rd});
+  const std::string latent = g.cat({g.reshape(c, {nb, ns, m.r}), g.reshape(kp, {nb, ns, m.rd})}, -1, {nb, ns, lat});
+  const std::string all = m.N > 0 ? g.cat({cache, latent}, 1, {nb, tk, lat}) : latent;
+  std::string o;  // [nb*ns, h*dv]
+  if (absorbed) {
+    std::string ql = g.bmm(g.reshape(g.permute(qn, {1, 0, 2, 3}, {h, nb, ns, m.nope}), {h, nb * ns, m.nope}), wuk, {h, nb * ns, m.r});
+    ql = g.permute(g.reshape(ql, {h, nb, ns, m.r}), {1, 0, 2, 3}, {nb, h, ns, m.r});
+    const std::string qf = g.reshape(g.cat({ql, qp}, -1, {nb, h, ns, lat}), {nb, h * ns, lat});
+    const Dims ss{nb, h * ns, tk};
+    const std::string sc = g.mul(g.bmm(qf, g.permute(all, {0, 2, 1}, {nb, lat, tk}), ss), scale, ss);
+    const std::string p = g.call("_softmax", {{"self", T(sc)}, {"dim", I(-1)}, {"half_to_float", B(false)}}, ss);
+    std::string ctx = g.slice(g.bmm(p, all, {nb, h * ns, lat}), -1, 0, m.r, {nb, h * ns, m.r});  // the rotary columns carry no value
+    ctx = g.reshape(g.permute(g.reshape(ctx, {nb, h, ns, m.r}), {1, 0, 2, 3}, {h, nb, ns, m.r}), {h, nb * ns, m.r});
+    const std::string v = g.bmm(ctx, wuv, {h, nb * ns, m.dv});
+    o = g.reshape(g.permute(g.reshape(v, {h, nb, ns, m.dv}), {1, 2, 0, 3}, {nb, ns, h, m.dv}), {BS, h * m.dv});
+  } else {
+    const std::string cl = m.N > 0 ? g.slice(all, -1, 0, m.r, {nb, tk, m.r}) : g.reshape(c, {nb, ns, m.r});
+    const std::string kr = m.N > 0 ? g.slice(all, -1, m.r, lat, {nb, tk, m.rd}) : g.reshape(kp, {nb, ns, m.rd});
+    std::string kv = g.mm(g.reshape(cl, {nb * tk, m.r}), wkvb, {nb * tk, h * (m.nope + m.dv)});
+    kv = g.permute(g.reshape(kv, {nb, tk, h, m.nope + m.dv}), {0, 2, 1, 3}, {nb, h, tk, m.nope + m.dv});
+    const std::string kn = g.slice(kv, -1, 0, m.nope, {nb, h, tk, m.nope}), v = g.slice(kv, -1, m.nope, m.nope + m.dv, {nb, h, tk, m.dv});
+    const std::string kr1 = g.reshape(kr, {nb, 1, tk, m.rd});
+    const std::string kre = g.cat(std::vector<std::string>(static_cast<size_t>(h), kr1), 1, {nb, h, tk, m.rd});  // every head's rotary key
+    const std::string k = g.reshape(g.cat({kn, kre}, -1, {nb, h, tk, qk}), {nb * h, tk, qk});
+    const std::string qf = g.reshape(g.cat({qn, qp}, -1, {nb, h, ns, qk}), {nb * h, ns, qk});
+    const Dims ss{nb * h, ns, tk};
+    std::string sc = g.mul(g.bmm(qf, g.permute(k, {0, 2, 1}, {nb * h, qk, tk}), ss), scale, ss);
+    if (ns > 1) sc = g.add(sc, mask, ss);
+    const std::string p = g.call("_softmax", {{"self", T(sc)}, {"dim", I(-1)}, {"half_to_float", B(false)}}, ss);
+    const std::string ctx = g.bmm(p, g.reshape(v, {nb * h, tk, m.dv}), {nb * h, ns, m.dv});
+    o = g.reshape(g.permute(g.reshape(ctx, {nb, h, ns, m.dv}), {0, 2, 1, 3}, {nb, ns, h, m.dv}), {BS, h * m.dv});
+  }
+  g.output({g.mm(o, wo, {BS, m.D}), xs});
+  return g;
+}
+
 // Inputs: x, r, norm weight, gate, up, down. Outputs: down's partial sum, x + r.
 FxGraph mlp(const Shard& m) {
   FxGraph g(m.scalar);
@@ -313,17 +395,20 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
   const auto shape = transformer_shape(o.model);
   if (!shape) throw InputError("zoo", "model", "unknown transformer '" + o.model + "' (--tp and --pp take llama2-7b, llama2-13b, llama2-70b, llama3-8b)");
   // Mixtral's layout, or Qwen2-MoE's (q/k/v biases and a shared expert) with every layer a mixture.
-  const bool moe = shape->family == "llama-moe" ||
+  bool moe = shape->family == "llama-moe" ||
                    (shape->family == "llama-variant" && shape->experts > 0 && shape->every_layer_moe && !shape->o_bias && !shape->mlp_bias &&
                     shape->sliding_window == 0);
   // Llama's relatives: q/k/v biases (Qwen2), a sliding window on every layer (Mistral), tied
   // embeddings, a head size of its own; not biases on o or the MLP.
   const bool variant = shape->family == "llama-variant" && shape->experts == 0 && !shape->o_bias && !shape->mlp_bias &&
                        (shape->sliding_window == 0 || shape->every_layer_windowed);
-  if (shape->family != "llama" && !moe && !variant)
+  // DeepSeek-V2/V3: latent attention, dense first layers, then mixtures with shared experts.
+  const bool deepseek = shape->family == "deepseek";
+  if (deepseek && shape->experts > 0) moe = true;
+  if (shape->family != "llama" && !moe && !variant && !deepseek)
     throw InputError("zoo", "--tp", "tensor- and pipeline-parallel pipelines are written for Llama's layout and its relatives (llama2-7b, llama2-13b, "
                                         "llama2-70b, llama3-8b, LlamaForCausalLM, MistralForCausalLM and Qwen2ForCausalLM config.json files: q/k/v biases, "
-                                        "sliding windows, tied embeddings) and the mixtures of experts of Mixtral and Qwen2-MoE; " + o.model + " is not one" +
+                                        "sliding windows, tied embeddings), the mixtures of experts of Mixtral and Qwen2-MoE, and DeepSeek-V2/V3; " + o.model + " is not one" +
                                         (shape->architecture.empty() ? std::string() : " (" + shape->architecture + ", layout " + shape->family +
                                                                                                (shape->o_bias || shape->mlp_bias ? ", biases on o or the MLP" : "") + ")"));
   if (tp < 1 || pp < 1 || ep < 1 || int64_t{tp} * pp * ep > kMaxDevices)
@@ -335,6 +420,7 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
                                                                        {"K/V heads", shape->kv_heads},
                                                                        {moe ? "expert width" : "FFN width", moe ? shape->expert_ffn : shape->ffn},
                                                                        {"shared expert width", moe ? shape->shared_ffn : 0},
+                                                                       {"dense layers' FFN width", moe && shape->dense_first > 0 ? shape->ffn : 0},
                                                                        {"vocabulary", shape->vocab}})
     if (n % tp != 0)
       throw InputError("zoo", "--tp", o.model + "'s " + what + " (" + std::to_string(n) + ") do not divide by --tp " + std::to_string(tp));
@@ -371,6 +457,11 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
   m.dh = shape->head_dim > 0 ? shape->head_dim : shape->d / shape->heads;
   m.qkv_bias = shape->qkv_bias;
   m.f = shape->ffn / tp;
+  if (deepseek) {
+    m.ql = shape->q_lora_rank, m.r = shape->kv_lora_rank, m.nope = shape->qk_nope_dim, m.rd = shape->qk_rope_dim, m.dv = shape->v_head_dim;
+    m.first_moe = shape->experts > 0 ? shape->dense_first : layers;
+  }
+  m.shared_gate = shape->shared_gate, m.sigmoid_router = shape->sigmoid_router;
   m.v = shape->vocab / tp;
   m.eps = shape->eps;
   m.scalar = dt == ir::DType::Float16 ? 6 : dt == ir::DType::BFloat16 ? 13 : dt == ir::DType::Float8E4M3 ? 29 : 7;
@@ -398,10 +489,22 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
   Weights attn_w = {{"wq", {m.D, m.h * m.dh}}, {"wk", {m.D, m.hkv * m.dh}}, {"wv", {m.D, m.hkv * m.dh}}, {"wo", {m.h * m.dh, m.D}},
                     {"attn_norm", {m.D}}};
   if (m.qkv_bias) attn_w.insert(attn_w.end(), {{"bq", {m.h * m.dh}}, {"bk", {m.hkv * m.dh}}, {"bv", {m.hkv * m.dh}}});
-  const Weights mlp_w = moe ? Weights{{"mlp_norm", {m.D}}, {"router", {m.D, m.E}}}
-                            : Weights{{"mlp_norm", {m.D}}, {"w_gate", {m.D, m.f}}, {"w_up", {m.D, m.f}}, {"w_down", {m.f, m.D}}};
-  // Qwen2-MoE's shared expert: on every group, its width over the tp ranks.
-  const Weights shared_w = {{"shared_gate", {m.D, m.sf}}, {"shared_up", {m.D, m.sf}}, {"shared_down", {m.sf, m.D}}, {"shared_gate_w", {m.D, 1}}};
+  const bool absorbed = m.N > 0 && m.S == 1;  // MLA: a decode step's form
+  if (m.r > 0) {  // in mla_attention's order; q_a, kv_a and their norms whole on every rank
+    attn_w.clear();
+    if (m.ql > 0) attn_w.insert(attn_w.end(), {{"wq_a", {m.D, m.ql}}, {"q_a_norm", {m.ql}}});
+    attn_w.push_back({"wq", {m.ql > 0 ? m.ql : m.D, m.h * (m.nope + m.rd)}});
+    attn_w.insert(attn_w.end(), {{"wkv_a", {m.D, m.r + m.rd}}, {"kv_a_norm", {m.r}}});
+    if (absorbed) attn_w.insert(attn_w.end(), {{"w_uk", {m.h, m.nope, m.r}}, {"w_uv", {m.h, m.r, m.dv}}});
+    else attn_w.push_back({"wkv_b", {m.r, m.h * (m.nope + m.dv)}});
+    attn_w.insert(attn_w.end(), {{"wo", {m.h * m.dv, m.D}}, {"attn_norm", {m.D}}});
+  }
+  Weights moe_w = {{"mlp_norm", {m.D}}, {"router", {m.D, m.E}}};
+  if (m.sigmoid_router) moe_w.push_back({"router_bias", {m.E}});
+  const Weights dense_w = {{"mlp_norm", {m.D}}, {"w_gate", {m.D, m.f}}, {"w_up", {m.D, m.f}}, {"w_down", {m.f, m.D}}};
+  // The shared expert (Qwen2-MoE's, DeepSeek's summed ones): on every group, its width over the tp ranks.
+  Weights shared_w = {{"shared_gate", {m.D, m.sf}}, {"shared_up", {m.D, m.sf}}, {"shared_down", {m.sf, m.D}}};
+  if (m.shared_gate) shared_w.push_back({"shared_gate_w", {m.D, 1}});
   const Weights expert_w = {{"w1", {m.el, m.D, m.ef}}, {"w3", {m.el, m.D, m.ef}}, {"w2", {m.el, m.ef, m.D}}};
 
   Json devices = Json::object(), tensors = Json::object(), st = Json::object();
@@ -429,8 +532,8 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
         in_outputs.push_back(r);
         if (s == 0) in_outputs.push_back(x);
         // Constants of this device's attention: rotary tables, 1/sqrt(dh), the causal mask.
-        tensors[pre + "rope_cos"] = weight({m.S, m.dh}, d_t, pre + "rope_cos");
-        tensors[pre + "rope_sin"] = weight({m.S, m.dh}, d_t, pre + "rope_sin");
+        tensors[pre + "rope_cos"] = weight({m.S, m.rot()}, d_t, pre + "rope_cos");
+        tensors[pre + "rope_sin"] = weight({m.S, m.rot()}, d_t, pre + "rope_sin");
         tensors[pre + "scale"] = weight({1}, d_t, pre + "scale");
         if (m.S > 1) tensors[pre + "mask"] = weight({m.g * m.S, m.Tk}, d_t, pre + "mask");
         for (int l = first(s); l < first(s + 1); ++l) {
@@ -440,7 +543,9 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
           for (const auto& [n, sh] : attn_w) tensors[L + n] = weight(sh, d_t, L + n), ai.push_back(L + n);
           for (const char* c : {"rope_cos", "rope_sin", "scale"}) ai.push_back(pre + c);
           if (m.S > 1) ai.push_back(pre + "mask");
-          if (m.N > 0)  // each microbatch's requests have their own K/V caches
+          if (m.N > 0 && m.r > 0)  // one latent cache, whole on every rank
+            tensors[AL + "latent_cache"] = weight({m.B, m.N, m.r + m.rd}, d_t, AL + "latent_cache"), ai.push_back(AL + "latent_cache");
+          else if (m.N > 0)  // each microbatch's requests have their own K/V caches
             for (const char* c : {"k_cache", "v_cache"}) tensors[AL + c] = weight({m.B * m.hkv, m.N, m.dh}, d_t, AL + c), ai.push_back(AL + c);
           for (const std::string a : {"attn_out", "resid_a", "attn_sum", "mlp_out", "resid_m", "mlp_sum"})
             if (tp > 1 || a.find("_sum") == std::string::npos) tensors[AL + a] = tensor({BS, m.D}, d_t);  // sums: all_reduce outputs
@@ -454,8 +559,9 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
             reduced = AL + "attn_sum";
           }
           Json mi = Json::array({AL + "resid_a", reduced});
-          for (const auto& [n, sh] : mlp_w) tensors[L + n] = weight(sh, d_t, L + n), mi.push_back(L + n);
-          if (!moe) {
+          const bool layer_moe = moe && l >= m.first_moe;
+          for (const auto& [n, sh] : layer_moe ? moe_w : dense_w) tensors[L + n] = weight(sh, d_t, L + n), mi.push_back(L + n);
+          if (!layer_moe) {
             st[AL + "mlp"] = {{"kind", "fx"}, {"inputs", mi}, {"outputs", {AL + "mlp_out", AL + "resid_m"}}, {"device", D},
                               {"data", nullptr}, {"data_blob", "mlp"}};
           } else {
@@ -531,9 +637,9 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
   for (auto& [k, v] : st.items()) ordered[k] = v;
   ordered["output"] = {{"kind", "output"}, {"inputs", out_inputs}, {"outputs", Json::array()}};
 
-  Json blobs = {{"attention", attention(m).payload()}};
+  Json blobs = {{"attention", m.r > 0 ? mla_attention(m).payload() : attention(m).payload()}};
   if (moe) blobs["moe_route"] = moe_route(m).payload(), blobs["moe_experts"] = moe_experts(m).payload(), blobs["moe_combine"] = moe_combine(m).payload();
-  else blobs["mlp"] = mlp(m).payload();
+  if (!moe || m.first_moe > 0) blobs["mlp"] = mlp(m).payload();
   blobs["head"] = head(m).payload();
   if (pp > 1) blobs["residual"] = residual(m).payload();
   Json p;

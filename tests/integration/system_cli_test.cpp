@@ -325,14 +325,17 @@ TEST(LlmCli, ServesHuggingFaceConfigs) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(read_text(d + "/mx.json").find("block_sparse_moe.experts.w1"), std::string::npos);
   // DeepSeek's latent attention caches 512 + 64 values per token and layer: 2 layers, 68 tokens
-  // in 5 blocks of 16, fp16 (not 2 x 16 heads x 192). On a system its layout is refused by name.
+  // in 5 blocks of 16, fp16 (not 2 x 16 heads x 192); on a system whole on every tp rank, each of
+  // the 2 expert-parallel groups holding its half of the requests.
   r = run_sim("llm '" + hf + "DeepSeek-V2-Lite/config.json'" + run + "/ds.json'");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto ds = nlohmann::json::parse(read_text(d + "/ds.json"));
   EXPECT_DOUBLE_EQ(ds["memory"]["kv_cache_gib_per_request"].get<double>(), 80.0 * 2 * 576 * 2 / (1 << 30));
-  r = run_sim("llm '" + hf + "DeepSeek-V2-Lite/config.json' --hw system_8x_h100 --tp 2 -q");
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("DeepseekV2ForCausalLM, layout deepseek"), std::string::npos) << r.output;
+  r = run_sim("llm '" + hf + "DeepSeek-V2-Lite/config.json' --hw system_8x_h100 --tp 2 --ep 2 --batch 2 --input 64 --output 4 --layers 2 "
+              "--buckets 2 -q --report '" + d + "/ds_sys.json'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto dss = nlohmann::json::parse(read_text(d + "/ds_sys.json"));
+  EXPECT_DOUBLE_EQ(dss["memory"]["kv_cache_gib_per_request"].get<double>(), 80.0 * 2 * 576 * 2 / 2 / (1 << 30));
   r = run_sim("llm '" + d + "/absent/config.json' --hw gpu_h100 -q");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("no such file"), std::string::npos) << r.output;

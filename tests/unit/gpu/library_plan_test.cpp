@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "frontends/pipeline/pipeline_reader.h"
 #include "frontends/zoo/zoo.h"
 #include "models/gpu/gpu_timing.h"
 #include "sim/mapping/gpu_library.h"
@@ -173,6 +174,18 @@ TEST(GpuLibrary, LatentAttentionReadsTheLatentCacheOnce) {
   ASSERT_NE(it, prefill.kernels.end());
   EXPECT_NE(it->shape.find("batch_heads=16 q=64 kv=64 d=128 dk 192 causal"), std::string::npos) << it->shape;
   EXPECT_DOUBLE_EQ(it->macs, 16.0 * 64 * 64 * (192 + 128) * (64 - 32) / 64);
+  // A tensor-parallel rank of the same decode step (sim zoo --tp 2): its 8 heads attend the
+  // latent cache, which the pipeline's graph transposes for the scores: still read once.
+  frontends::zoo::ZooOptions z;
+  z.model = lite, z.batch = 2, z.seq = 1, z.kv_len = 1000, z.layers = 1;
+  const ir::System sys = frontends::pipeline::read_pipeline_text(frontends::zoo::make_parallel_pipeline(z, {2, 1, 1, 1}).dump(), "ds", ".");
+  const auto at = std::find_if(sys.supertasks.begin(), sys.supertasks.end(), [](const ir::SuperTask& t) { return t.id == "layers.0.tp0.attn"; });
+  ASSERT_NE(at, sys.supertasks.end());
+  const mapping::LibraryPlan rank = mapping::library_plan(at->compute->graph, p, {});
+  const auto ra = std::find_if(rank.kernels.begin(), rank.kernels.end(), [](const auto& k) { return k.cls == KernelClass::Attention; });
+  ASSERT_NE(ra, rank.kernels.end());
+  EXPECT_NE(ra->shape.find("batch_heads=2 q=8 kv=1001 d=576 shared kv"), std::string::npos) << ra->shape;
+  EXPECT_DOUBLE_EQ(ra->min_bytes, 2.0 * 2 * (8 + 1001 + 8) * 576);
 }
 
 TEST(GpuLibrary, Fp32GemmsRunOnTheCudaCoresUnlessTf32IsAsked) {

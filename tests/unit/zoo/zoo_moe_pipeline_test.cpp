@@ -137,5 +137,32 @@ TEST(ZooMoePipeline, QwenMoeSpreadsItsExpertsAndKeepsItsSharedExpertOnEveryGroup
   EXPECT_EQ(p["tensors"]["layers.0.ep0.tp0.bq"]["shape"], nlohmann::ordered_json({1024}));               // 16 heads / 2 x 128
 }
 
+// DeepSeek-V2-Lite (latent attention, layer 0 dense, then 64 experts top-6 and two shared ones):
+// the same work as the model on one device but for what every tp rank runs whole, the latent's
+// projection (2048 x 576) and the router (2048 x 64), for a prefill and for a decode step (whose
+// attention absorbs kv_b_proj). The latent cache is whole on every rank; the heads are split.
+TEST(ZooMoePipeline, DeepSeekSplitsItsHeadsAndKeepsTheLatentWhole) {
+  ZooOptions z = mixtral(2, 64, 0);
+  z.model = std::string(NPUSIM_SOURCE_DIR) + "/examples/hf/DeepSeek-V2-Lite/config.json";
+  z.logits = "all";
+  const int64_t one = graph_macs(make_transformer(z));
+  // 128 tokens: 2 layers' latent projections, 1 MoE layer's router, per extra tp rank.
+  const int64_t replicated = 128 * 2048 * (2 * 576 + 64);
+  for (const Parallelism& par : {Parallelism{1, 1, 1, 1}, Parallelism{2, 1, 1, 1}, Parallelism{2, 1, 2, 1}, Parallelism{1, 2, 2, 1}})
+    EXPECT_EQ(pipeline_macs(read(z, par)), one + (par.tp - 1) * replicated) << "tp " << par.tp << " pp " << par.pp << " ep " << par.ep;
+  ZooOptions d = z;
+  d.seq = 1, d.kv_len = 100;
+  const int64_t one_step = graph_macs(make_transformer(d));
+  EXPECT_EQ(pipeline_macs(read(d, {2, 1, 1, 1})), one_step + 2 * 2048 * (2 * 576 + 64));
+  const auto p = make_parallel_pipeline(d, {2, 1, 1, 1});
+  EXPECT_EQ(p["tensors"]["layers.0.tp1.latent_cache"]["shape"], nlohmann::ordered_json({2, 100, 576}));
+  EXPECT_EQ(p["tensors"]["layers.0.tp1.w_uk"]["shape"], nlohmann::ordered_json({8, 128, 512}));  // 16 heads / tp 2
+  EXPECT_EQ(p["tensors"]["layers.0.tp1.w_gate"]["shape"], nlohmann::ordered_json({2048, 5472}));  // the dense layer: 10944 / 2
+  EXPECT_EQ(p["tensors"]["layers.1.tp1.shared_up"]["shape"], nlohmann::ordered_json({2048, 1408}));  // 2 x 1408 / 2
+  EXPECT_FALSE(p["tensors"].contains("layers.1.tp1.shared_gate_w"));  // DeepSeek's shared experts are not gated
+  const auto prefill = make_parallel_pipeline(z, {2, 1, 1, 1});
+  EXPECT_EQ(prefill["tensors"]["layers.0.tp0.wkv_b"]["shape"], nlohmann::ordered_json({512, 8 * 256}));
+}
+
 }  // namespace
 }  // namespace npusim::frontends::zoo
