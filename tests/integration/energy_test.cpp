@@ -122,7 +122,7 @@ TEST(Energy, SystemRunsCountThePipelinesDevices) {
 
 TEST(Energy, ServingReportsTokensPerJoule) {
   const std::string d = scratch_dir("energy_llm");
-  const auto r = run_sim("llm gpt2 --hw gpu_h100 --batch 4 --input 64 --output 8 --buckets 2 -q --report '" + d + "/s.json'");
+  const auto r = run_sim("llm gpt2 --layers 2 --hw gpu_h100 --batch 4 --input 64 --output 8 --buckets 2 -q --report '" + d + "/s.json'");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json j = json::parse(read_text(d + "/s.json"));
   const json& e = j["energy"];
@@ -133,7 +133,7 @@ TEST(Energy, ServingReportsTokensPerJoule) {
   EXPECT_LE(e["average_power_w"].get<double>(), 700.0);
   // Continuous batching: idle power between arrivals counts too; a slow trickle of requests
   // spends more energy per token than the same requests at once.
-  const auto slow = run_sim("llm gpt2 --hw gpu_h100 --arrival-rate 2 --requests 6 --input 64 --output 8 -q --report '" + d + "/c.json'");
+  const auto slow = run_sim("llm gpt2 --layers 2 --hw gpu_h100 --arrival-rate 2 --requests 6 --input 64 --output 8 -q --report '" + d + "/c.json'");
   ASSERT_EQ(slow.exit_code, 0) << slow.output;
   const json c = json::parse(read_text(d + "/c.json"));
   EXPECT_LT(c["energy"]["output_tokens_per_j"].get<double>(), e["output_tokens_per_j"].get<double>());
