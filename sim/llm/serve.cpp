@@ -591,11 +591,12 @@ std::vector<int> parse_devices(const std::string& text, int n, const std::string
   return r;
 }
 
-// One pool: its devices (each a replica holding the whole model), their config, the step
-// surface simulated on it, and what its replicas served.
+// One pool: its devices (replicas of tp devices each, the model tensor-parallel over them),
+// their config, the step surface simulated on one replica, and what its replicas served.
 struct Pool {
   std::string role;
   std::vector<int> devices;
+  int tp = 1;
   Setup su;
   SchedulerOptions so;
   StepSurface surface;
@@ -605,6 +606,9 @@ struct Pool {
 void setup_pool(Pool& p, const ServeRequest& o, const Setup& base, const std::vector<Request>& reqs) {
   const config::SystemConfig& sys = *base.sys_cfg;
   const std::string flag = "--" + p.role + "-devices";
+  if (p.devices.size() % static_cast<size_t>(p.tp) != 0)
+    throw InputError("sim llm", flag, std::to_string(p.devices.size()) + " devices do not split into replicas of --" + p.role + "-tp " +
+                                          std::to_string(p.tp));
   for (int d : p.devices)
     if (sys.devices[static_cast<size_t>(d)].source != sys.devices[static_cast<size_t>(p.devices[0])].source)
       throw InputError("sim llm", flag, "a pool's devices share one config: device " + std::to_string(d) + " is " +
@@ -615,8 +619,25 @@ void setup_pool(Pool& p, const ServeRequest& o, const Setup& base, const std::ve
   p.su.sys_cfg.reset();
   p.su.hw = sys.devices[static_cast<size_t>(p.devices[0])].hw;
   p.su.gpu = p.su.hw.get_string("device") == "gpu";
-  p.su.devices = 1;
-  size_memory(p.su, 1, 1);
+  p.su.devices = p.tp;
+  ServeRequest po = o;  // one replica's passes: tp devices, no pipeline stages or expert groups
+  po.tp = p.tp, po.pp = 1, po.ep = 1, po.microbatches = 1;
+  if (p.tp > 1) {
+    // A replica's passes run on a system of its tp devices (the first replica's: they share one
+    // config), within one node.
+    models::Network net(static_cast<int>(sys.devices.size()), sys.network);
+    config::SystemConfig sub = sys;
+    sub.devices.clear();
+    for (int j = 0; j < p.tp; ++j) sub.devices.push_back(sys.devices[static_cast<size_t>(p.devices[static_cast<size_t>(j)])]);
+    for (size_t k = 0; k < p.devices.size(); ++k)
+      if (net.node_of(p.devices[k]) != net.node_of(p.devices[k - k % static_cast<size_t>(p.tp)]))
+        throw InputError("sim llm", flag, "a replica's " + std::to_string(p.tp) + " devices must be in one node: device " +
+                                              std::to_string(p.devices[k]) + " is not");
+    sub.network.devices_per_node = 0;
+    p.su.on_system = true;
+    p.su.sys_cfg = sub;
+  }
+  size_memory(p.su, p.tp, 1);
   p.so.max_batch_tokens = o.max_batch_tokens;
   p.so.max_seqs = o.max_seqs;
   p.so.chunked_prefill = o.chunked_prefill && p.role == "prefill";  // a decode pool admits KV, not prompts
@@ -630,7 +651,7 @@ void setup_pool(Pool& p, const ServeRequest& o, const Setup& base, const std::ve
     throw InputError(p.su.hw.source(), p.su.cap_key, "the " + p.role + " pool's devices hold the whole model: the longest request's KV cache " +
                                                         "does not fit beside its weights (" + fmt("%.2f", p.su.mem.weight_bytes / (1 << 30)) +
                                                         " GiB) and a prefill step's activations");
-  build_surface(p.surface, o, p.su, reqs, p.so, p.so.kv_capacity_bytes, per_longest);
+  build_surface(p.surface, po, p.su, reqs, p.so, p.so.kv_capacity_bytes, per_longest);
 }
 
 ServingRecord run_disaggregated(const ServeRequest& o, const Setup& base) {
@@ -638,8 +659,8 @@ ServingRecord run_disaggregated(const ServeRequest& o, const Setup& base) {
   if (!base.on_system) throw InputError("sim llm", "--prefill-devices", "disaggregated serving needs a system config holding both pools (docs/system.md)");
   if (o.prefill_devices.empty() || o.decode_devices.empty())
     throw InputError("sim llm", o.prefill_devices.empty() ? "--prefill-devices" : "--decode-devices", "give both --prefill-devices and --decode-devices");
-  if (o.tp != 1 || o.pp != 1 || o.ep != 1)
-    throw InputError("sim llm", o.ep != 1 ? "--ep" : "--tp", "disaggregated pools run each device as a replica of the whole model: give --tp 1 --pp 1 --ep 1");
+  if (o.pp != 1 || o.ep != 1)
+    throw InputError("sim llm", o.ep != 1 ? "--ep" : "--pp", "disaggregated pools run replicas of --prefill-tp / --decode-tp devices: give --pp 1 --ep 1");
   if (o.arrival_rate <= 0 && o.trace.empty())
     throw InputError("sim llm", "--prefill-devices", "disaggregated serving runs continuous batching: give --arrival-rate or --trace");
   if (o.virtual_engines > 1) throw InputError("sim llm", "--virtual-engines", "applies to pipelines (--pp), not to disaggregated pools");
@@ -649,6 +670,8 @@ ServingRecord run_disaggregated(const ServeRequest& o, const Setup& base) {
   prefill.role = "prefill", decode.role = "decode";
   prefill.devices = parse_devices(o.prefill_devices, n, "--prefill-devices");
   decode.devices = parse_devices(o.decode_devices, n, "--decode-devices");
+  prefill.tp = o.prefill_tp > 0 ? o.prefill_tp : o.tp;
+  decode.tp = o.decode_tp > 0 ? o.decode_tp : o.tp;
   for (int d : decode.devices)
     if (std::find(prefill.devices.begin(), prefill.devices.end(), d) != prefill.devices.end())
       throw InputError("sim llm", "--decode-devices", "device " + std::to_string(d) + " is in both pools");
@@ -661,7 +684,8 @@ ServingRecord run_disaggregated(const ServeRequest& o, const Setup& base) {
   setup_pool(prefill, o, base, prompts);
   setup_pool(decode, o, base, reqs);
 
-  const size_t np = prefill.devices.size(), nd = decode.devices.size();
+  // Replicas: request i to prefill replica i mod np, then to decode replica i mod nd.
+  const size_t np = prefill.devices.size() / static_cast<size_t>(prefill.tp), nd = decode.devices.size() / static_cast<size_t>(decode.tp);
   std::vector<double> first(reqs.size(), 0);
   prefill.served.resize(np);
   for (size_t r = 0; r < np; ++r) {  // request i to prefill replica i mod np
@@ -673,17 +697,23 @@ ServingRecord run_disaggregated(const ServeRequest& o, const Setup& base) {
     for (size_t k = 0; k < ids.size(); ++k) first[ids[k]] = prefill.served[r].requests[k].first_token_ns;
   }
   // KV transfers over the system's links, in the order the prefills end: request i from its
-  // prefill device to decode replica i mod nd.
+  // prefill replica to decode replica i mod nd, each decode device receiving its share (its
+  // heads' K and V, or the whole latent) from prefill device j mod tp_p, all at once.
   std::vector<size_t> order(reqs.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return first[a] < first[b]; });
   models::Network net(n, sys.network);
-  std::vector<double> landed(reqs.size(), 0), transfer_ms;
+  std::vector<double> landed(reqs.size(), 0), transfer_ms, moved(reqs.size(), 0);
   double kv_bytes_total = 0;
+  const size_t tpp = static_cast<size_t>(prefill.tp), tpd = static_cast<size_t>(decode.tp);
   for (size_t i : order) {
-    const double bytes = prefill.su.mem.kv_bytes_per_token * static_cast<double>(reqs[i].input);
-    landed[i] = reqs[i].output <= 1 ? first[i] : net.transfer(prefill.devices[i % np], decode.devices[i % nd], first[i], bytes);
-    if (reqs[i].output > 1) transfer_ms.push_back((landed[i] - first[i]) / 1e6), kv_bytes_total += bytes;
+    landed[i] = first[i];
+    if (reqs[i].output <= 1) continue;
+    const double bytes = decode.su.mem.kv_bytes_per_token * static_cast<double>(reqs[i].input);  // per decode device
+    for (size_t j = 0; j < tpd; ++j)
+      landed[i] = std::max(landed[i], net.transfer(prefill.devices[(i % np) * tpp + j % tpp], decode.devices[(i % nd) * tpd + j], first[i], bytes));
+    moved[i] = bytes * static_cast<double>(tpd);
+    transfer_ms.push_back((landed[i] - first[i]) / 1e6), kv_bytes_total += moved[i];
   }
   ContinuousResult all;
   all.requests.resize(reqs.size());
@@ -708,8 +738,9 @@ ServingRecord run_disaggregated(const ServeRequest& o, const Setup& base) {
   // Energy: every replica's steps, and its idle power for the rest of the run.
   const bool powered = prefill.surface.powered && decode.surface.powered;
   double energy_j = 0;
-  for (Pool* p : {&prefill, &decode})
-    for (const ContinuousResult& r : p->served) energy_j += r.busy_energy_j + idle_power_w(p->su) * std::max(0.0, m.total_ns - r.busy_ns) * 1e-9;
+  for (Pool* p : {&prefill, &decode})  // a replica's steps cost its devices together; idle, each its idle power
+    for (const ContinuousResult& r : p->served)
+      energy_j += r.busy_energy_j + run::idle_power_w(p->su.hw) * p->tp * std::max(0.0, m.total_ns - r.busy_ns) * 1e-9;
   int64_t output_tokens = 0;
   for (const Request& q : reqs) output_tokens += q.output;
 
@@ -718,13 +749,14 @@ ServingRecord run_disaggregated(const ServeRequest& o, const Setup& base) {
   j["workload"] = {{"model", o.model}, {"requests", reqs.size()}, {"arrivals", o.trace.empty() ? "poisson" : "trace"},
                    {"arrival_rate_per_s", o.trace.empty() ? o.arrival_rate : 0.0}, {"seed", o.seed}, {"trace", o.trace},
                    {"dtype", ir::dtype_name(base.dt)}, {"layers", base.layers}, {"batching", "continuous, disaggregated"}};
-  j["hardware"] = {{"name", sys.name}, {"source", sys.source}, {"device", "system"}, {"devices", np + nd}, {"tp", 1}, {"pp", 1}, {"ep", 1}};
+  const size_t all_devices = prefill.devices.size() + decode.devices.size();
+  j["hardware"] = {{"name", sys.name}, {"source", sys.source}, {"device", "system"}, {"devices", all_devices}, {"tp", o.tp}, {"pp", 1}, {"ep", 1}};
   if (base.shape.experts > 0) j["workload"]["experts"] = experts_json(o, base.shape);
   Setup whole = base;
-  whole.devices = static_cast<int>(np + nd);
+  whole.devices = static_cast<int>(all_devices);
   j["totals"] = totals_json(m, whole);
   j["latency_ms"] = latency_json(m);
-  j["energy"] = energy_json(powered, energy_j, m.total_ns * 1e-9, static_cast<double>(output_tokens), static_cast<int>(np + nd));
+  j["energy"] = energy_json(powered, energy_j, m.total_ns * 1e-9, static_cast<double>(output_tokens), static_cast<int>(all_devices));
   auto pool_json = [&](const Pool& p) {
     int steps = 0, peak_running = 0;
     double peak_kv = 0, busy = 0;
@@ -732,10 +764,11 @@ ServingRecord run_disaggregated(const ServeRequest& o, const Setup& base) {
       steps += r.prefill_steps + r.decode_steps + r.mixed_steps, peak_running = std::max(peak_running, r.peak_running);
       peak_kv = std::max(peak_kv, r.peak_kv_bytes), busy += r.busy_ns;
     }
-    return nlohmann::ordered_json{{"devices", p.devices}, {"config", p.su.hw.get_string("name")}, {"source", p.su.hw.source()},
+    return nlohmann::ordered_json{{"devices", p.devices}, {"tp", p.tp}, {"replicas", p.served.size()},
+                                  {"config", p.su.hw.get_string("name")}, {"source", p.su.hw.source()},
                                   {"weights_gib", p.su.mem.weight_bytes / gib}, {"kv_cache_capacity_gib", p.so.kv_capacity_bytes / gib},
                                   {"peak_kv_cache_gib", peak_kv / gib}, {"peak_running", peak_running}, {"steps", steps},
-                                  {"busy_share", m.total_ns > 0 ? busy / (m.total_ns * static_cast<double>(p.devices.size())) : 0.0}};
+                                  {"busy_share", m.total_ns > 0 ? busy / (m.total_ns * static_cast<double>(p.served.size())) : 0.0}};
   };
   const double mean_transfer = transfer_ms.empty() ? 0 : std::accumulate(transfer_ms.begin(), transfer_ms.end(), 0.0) / static_cast<double>(transfer_ms.size());
   j["disaggregated"] = {{"prefill", pool_json(prefill)}, {"decode", pool_json(decode)},
@@ -749,25 +782,29 @@ ServingRecord run_disaggregated(const ServeRequest& o, const Setup& base) {
   if (bins.width > 0) {
     nlohmann::ordered_json devs = nlohmann::ordered_json::array();
     for (const Pool* p : {&prefill, &decode})
-      for (size_t r = 0; r < p->devices.size(); ++r) {
+      for (size_t k = 0; k < p->devices.size(); ++k) {  // device k is in replica k / tp
         std::vector<double> busy(static_cast<size_t>(bins.n), 0);
+        const size_t r = k / static_cast<size_t>(p->tp);
         if (r < p->served.size())
           for (const auto& [a, b] : p->served[r].step_spans) bins.cover(a, b, busy);
-        devs.push_back({{"device", p->devices[r]}, {"pool", p->role}, {"busy", busy}});
+        devs.push_back({{"device", p->devices[k]}, {"pool", p->role}, {"busy", busy}});
       }
     std::vector<double> bytes(static_cast<size_t>(bins.n), 0);
     for (size_t i = 0; i < reqs.size(); ++i)  // each transfer's bytes spread evenly over its time
       if (reqs[i].output > 1 && landed[i] > first[i])
         bins.cover(first[i], landed[i], bytes,
-                   prefill.su.mem.kv_bytes_per_token * static_cast<double>(reqs[i].input) * bins.width / (landed[i] - first[i]));
+                   moved[i] * bins.width / (landed[i] - first[i]));
     for (double& x : bytes) x = x / (bins.width * 1e-9) / 1e9;
     j["disaggregated"]["devices_over_time"] = devs;
     j["disaggregated"]["kv_transfer"]["gb_per_s_over_time"] = bytes;
   }
   rec.report = std::move(j);
-  appendf(rec.summary, "%s on %s: %zu requests, disaggregated: prefill on %zu x %s (devices %s), decode on %zu x %s (devices %s), %s\n",
-          o.model.c_str(), sys.name.c_str(), reqs.size(), np, prefill.su.hw.get_string("name").c_str(), o.prefill_devices.c_str(), nd,
-          decode.su.hw.get_string("name").c_str(), o.decode_devices.c_str(), ir::dtype_name(base.dt));
+  auto replicas = [](size_t n, const Pool& p) {  // "2 x gpu-h100", or "2 x tp2 gpu-h100"
+    return std::to_string(n) + " x " + (p.tp > 1 ? "tp" + std::to_string(p.tp) + " " : "") + p.su.hw.get_string("name");
+  };
+  appendf(rec.summary, "%s on %s: %zu requests, disaggregated: prefill on %s (devices %s), decode on %s (devices %s), %s\n",
+          o.model.c_str(), sys.name.c_str(), reqs.size(), replicas(np, prefill).c_str(), o.prefill_devices.c_str(),
+          replicas(nd, decode).c_str(), o.decode_devices.c_str(), ir::dtype_name(base.dt));
   appendf(rec.summary, "KV cache moved per request: %.1f MiB in %.3f ms on average (p99 %.3f ms)\n",
           transfer_ms.empty() ? 0.0 : kv_bytes_total / static_cast<double>(transfer_ms.size()) / (1 << 20), mean_transfer,
           transfer_ms.empty() ? 0.0 : percentile(transfer_ms, 99));

@@ -217,11 +217,15 @@ const std::vector<ServingOption>& serving_options() {
        "a rotary (llama) model's context stretched this many times by RoPE scaling; without it a request longer "
        "than the model's context (max_position_embeddings) is refused"},
       {"prefill_devices", T::Text, &O::prefill_devices, 0, 0,
-       "disaggregated serving on a system: the devices that run prefills (\"0-3\", \"0,2\"), each a replica; with "
-       "decode_devices"},
+       "disaggregated serving on a system: the devices that run prefills (\"0-3\", \"0,2\"), each a replica (or "
+       "prefill_tp of them); with decode_devices"},
       {"decode_devices", T::Text, &O::decode_devices, 0, 0,
-       "disaggregated serving: the devices that run decodes, each a replica; every request's KV cache moves over the "
+       "disaggregated serving: the devices that run decodes, each a replica (or decode_tp of them); every request's KV cache moves over the "
        "system's links after its prefill"},
+      {"prefill_tp", T::Int, &O::prefill_tp, 0, 4096,
+       "disaggregated serving: a prefill replica is this many devices of the pool running the model tensor-parallel (0: tp)"},
+      {"decode_tp", T::Int, &O::decode_tp, 0, 4096,
+       "disaggregated serving: a decode replica is this many devices of the pool running the model tensor-parallel (0: tp)"},
   };
   return o;
 }

@@ -184,6 +184,7 @@ struct ServingOptions {
   // Disaggregated serving (docs/llm.md#disaggregated-serving): a system's devices for prefills
   // and for decodes ("0-3", "4,6"); empty: co-located.
   std::string prefill_devices, decode_devices;
+  int prefill_tp = 0, decode_tp = 0;  // tensor-parallel devices per replica of each pool (0: tp)
   // Not options of the table: a runtime's own passes instead of a zoo model, and hardware
   // overrides (key=value, as --set).
   std::string prefill_pipeline, decode_pipeline;

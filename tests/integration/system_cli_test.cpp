@@ -421,7 +421,29 @@ TEST(LlmCli, DisaggregatedServingRunsPrefillAndDecodePools) {
   EXPECT_EQ(m["disaggregated"]["prefill"]["config"], "gpu-h100-sxm5");
   EXPECT_EQ(m["disaggregated"]["decode"]["config"], "rngd-like");
   EXPECT_NE(m["totals"]["tpot_ms"], a["totals"]["tpot_ms"]);
+  // Tensor-parallel replicas: llama2-7b (2 of its layers) on 2 prefill GPUs as one tp-2 replica
+  // and 4 decode GPUs as two; a request's K and V (2 x 2 layers x 4096 x 2 bytes x 128 tokens)
+  // reach its decode replica half on each device. --decode-tp 1: four decode replicas holding
+  // twice the weights a tp-2 device does.
+  const std::string llama = "llm llama2-7b --layers 2 --arrival-rate 20 --requests 8 --input 128 --output 8 --max-seqs 4 -q "
+                            "--hw system_8x_h100 --prefill-devices 0-1 --decode-devices 2-5 --tp 2 ";
+  r = run_sim(llama + "--report '" + d + "/tp.json'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto tp = nlohmann::json::parse(read_text(d + "/tp.json"))["disaggregated"];
+  EXPECT_EQ(tp["prefill"]["tp"], 2);
+  EXPECT_EQ(tp["prefill"]["replicas"], 1);
+  EXPECT_EQ(tp["decode"]["replicas"], 2);
+  EXPECT_DOUBLE_EQ(tp["kv_transfer"]["bytes_per_request"].get<double>(), 2.0 * 2 * 4096 * 2 * 128);
+  EXPECT_EQ(tp["devices_over_time"].size(), 6u);
+  r = run_sim(llama + "--decode-tp 1 --report '" + d + "/tp1.json'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto tp1 = nlohmann::json::parse(read_text(d + "/tp1.json"))["disaggregated"];
+  EXPECT_EQ(tp1["decode"]["replicas"], 4);
+  EXPECT_NEAR(tp1["decode"]["weights_gib"].get<double>(), 2 * tp1["prefill"]["weights_gib"].get<double>(), 1e-9);
+  EXPECT_DOUBLE_EQ(tp1["kv_transfer"]["bytes_per_request"], tp["kv_transfer"]["bytes_per_request"]);
   for (const auto& [args, words] : std::vector<std::pair<std::string, std::string>>{
+           {"--hw system_8x_h100 --prefill-devices 0-2 --decode-devices 3 --prefill-tp 2", "do not split into replicas of --prefill-tp 2"},
+           {"--hw system_8x_h100 --prefill-devices 0 --decode-devices 1 --pp 2", "--pp 1 --ep 1"},
            {"--hw gpu_h100 --prefill-devices 0 --decode-devices 1", "needs a system config"},
            {"--hw system_8x_h100 --prefill-devices 0-1 --decode-devices 1-2", "in both pools"},
            {"--hw system_8x_h100 --prefill-devices 0-9 --decode-devices 1", "--prefill-devices"},
