@@ -608,6 +608,10 @@ std::optional<TransformerShape> transformer_shape(const std::string& model) {
   if (d->mla()) s.latent_kv = d->kv_lora_rank + d->qk_rope_dim;
   s.q_lora_rank = d->q_lora_rank, s.kv_lora_rank = d->kv_lora_rank, s.qk_nope_dim = d->qk_nope_dim, s.qk_rope_dim = d->qk_rope_dim;
   s.v_head_dim = d->v_head_dim, s.shared_gate = d->shared_gate, s.sigmoid_router = d->sigmoid_router;
+  s.activation = d->family == Family::Gpt2 || d->family == Family::Bert ? "gelu"
+                 : d->act == Activation::Relu                          ? "relu"
+                 : d->act == Activation::Silu                          ? "silu"
+                                                                       : "gelu";
   while (d->experts > 0 && s.dense_first < d->layers && !d->is_moe_layer(s.dense_first)) ++s.dense_first;
   s.parameters = parameter_count(*d), s.active_parameters = parameter_count(*d, true);
   // The routed experts: (total - active) counts E - k of them in every MoE layer.

@@ -81,6 +81,7 @@ struct TransformerShape {
   int dense_first = 0;          // layers with a dense MLP before the mixtures begin (first_k_dense_replace)
   bool shared_gate = false;     // the shared expert scaled by sigmoid(x w) (Qwen2-MoE; DeepSeek's are not)
   bool sigmoid_router = false;  // sigmoid scores and a per-expert bias (DeepSeek-V3)
+  std::string activation;       // the MLP's: relu, gelu (exact or tanh) or silu
 };
 std::optional<TransformerShape> transformer_shape(const std::string& model);
 

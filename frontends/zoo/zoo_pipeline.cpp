@@ -108,6 +108,9 @@ class FxGraph {
   std::string permute(const std::string& x, const Dims& dims, const Dims& s) {
     return call("permute", {{"self", T(x)}, {"dims", INTS(dims)}}, s);
   }
+  std::string layer_norm(const std::string& x, const std::string& w, const std::string& b, int64_t d, double eps, const Dims& s) {
+    return call("layer_norm", {{"input", T(x)}, {"normalized_shape", INTS({d})}, {"weight", T(w)}, {"bias", T(b)}, {"eps", F(eps)}}, s);
+  }
   std::string rms_norm(const std::string& x, const std::string& w, int64_t d, double eps, const Dims& s) {
     return call("rms_norm", {{"input", T(x)}, {"normalized_shape", INTS({d})}, {"weight", T(w)}, {"eps", F(eps)}}, s);
   }
@@ -161,7 +164,16 @@ struct Shard {
   // projection), keys of nope + rd dims, values of dv, a cached latent of r + rd per token.
   int64_t ql = 0, r = 0, nope = 0, rd = 0, dv = 0;
   int64_t rot() const { return r > 0 ? rd : dh; }  // rotary dims of a head
+  // OPT's and GPT-2's layout: LayerNorms with biases, biases on every projection, positions
+  // added to the embedding (no rotary), a two-matrix MLP (relu or gelu).
+  bool layer_norm = false;
+  std::string act = "silu";
 };
+
+// The block's norm: RMSNorm, or LayerNorm with its bias (the input after the weight).
+std::string block_norm(FxGraph& g, const Shard& m, const std::string& x, const std::string& w, const std::string& b) {
+  return m.layer_norm ? g.layer_norm(x, w, b, m.D, m.eps, {m.B * m.S, m.D}) : g.rms_norm(x, w, m.D, m.eps, {m.B * m.S, m.D});
+}
 
 constexpr int kInt32 = 4;  // torch.export ScalarType INT
 
@@ -248,20 +260,21 @@ FxGraph attention(const Shard& m) {
   const std::string wq = g.input({m.D, hd}), wk = g.input({m.D, kvd}), wv = g.input({m.D, kvd}), wo = g.input({hd, m.D});
   const std::string wn = g.input({m.D});
   const std::string bq = m.qkv_bias ? g.input({hd}) : "", bk = m.qkv_bias ? g.input({kvd}) : "", bv = m.qkv_bias ? g.input({kvd}) : "";
-  const std::string cos = g.input({m.S, m.dh}), sin = g.input({m.S, m.dh}), scale = g.input({1});
+  const std::string bn = m.layer_norm ? g.input({m.D}) : "", bo = m.layer_norm ? g.input({m.D}) : "";
+  const std::string cos = m.layer_norm ? "" : g.input({m.S, m.dh}), sin = m.layer_norm ? "" : g.input({m.S, m.dh}), scale = g.input({1});
   const std::string mask = m.S > 1 ? g.input({m.g * m.S, m.Tk}) : "";
   const std::string kc = m.N > 0 ? g.input({m.B * m.hkv, m.N, m.dh}) : "", vc = m.N > 0 ? g.input({m.B * m.hkv, m.N, m.dh}) : "";
   const std::string xs = g.add(x, r, {BS, m.D});
-  const std::string ln = g.rms_norm(xs, wn, m.D, m.eps, {BS, m.D});
+  const std::string ln = block_norm(g, m, xs, wn, bn);
   std::string q = g.mm(ln, wq, {BS, hd}), k = g.mm(ln, wk, {BS, kvd}), v = g.mm(ln, wv, {BS, kvd});
   if (m.qkv_bias) q = g.add(q, bq, {BS, hd}), k = g.add(k, bk, {BS, kvd}), v = g.add(v, bv, {BS, kvd});
   // q: [B, S, Hkv, g, dh] -> [B, Hkv, g, S, dh], rotary, -> [B*Hkv, g*S, dh]
   const Dims qs{m.B, m.hkv, m.g, m.S, m.dh};
   std::string qh = g.permute(g.reshape(q, {m.B, m.S, m.hkv, m.g, m.dh}), {0, 2, 3, 1, 4}, qs);
-  qh = g.reshape(rope(g, qh, cos, sin, qs), {m.B * m.hkv, m.g * m.S, m.dh});
+  qh = g.reshape(m.layer_norm ? qh : rope(g, qh, cos, sin, qs), {m.B * m.hkv, m.g * m.S, m.dh});
   const Dims ks{m.B, m.hkv, m.S, m.dh};
   std::string kh = g.permute(g.reshape(k, {m.B, m.S, m.hkv, m.dh}), {0, 2, 1, 3}, ks);
-  kh = g.reshape(rope(g, kh, cos, sin, ks), {m.B * m.hkv, m.S, m.dh});
+  kh = g.reshape(m.layer_norm ? kh : rope(g, kh, cos, sin, ks), {m.B * m.hkv, m.S, m.dh});
   std::string vh = g.reshape(g.permute(g.reshape(v, {m.B, m.S, m.hkv, m.dh}), {0, 2, 1, 3}, ks), {m.B * m.hkv, m.S, m.dh});
   if (m.N > 0) {
     kh = g.cat({kc, kh}, 1, {m.B * m.hkv, m.Tk, m.dh});
@@ -275,7 +288,11 @@ FxGraph attention(const Shard& m) {
   std::string ctx = g.bmm(p, vh, {m.B * m.hkv, m.g * m.S, m.dh});
   ctx = g.permute(g.reshape(ctx, {m.B, m.hkv, m.g, m.S, m.dh}), {0, 3, 1, 2, 4}, {m.B, m.S, m.hkv, m.g, m.dh});
   ctx = g.reshape(ctx, {BS, hd});
-  g.output({g.mm(ctx, wo, {BS, m.D}), xs});
+  std::string out = g.mm(ctx, wo, {BS, m.D});
+  // o's bias (LayerNorm layout) on every rank's partial sum: one add of [B*S, D], as its
+  // place after the all_reduce would cost.
+  if (m.layer_norm) out = g.add(out, bo, {BS, m.D});
+  g.output({out, xs});
   return g;
 }
 
@@ -349,6 +366,13 @@ FxGraph mlp(const Shard& m) {
   FxGraph g(m.scalar);
   const int64_t BS = m.B * m.S;
   const std::string x = g.input({BS, m.D}), r = g.input({BS, m.D}), wn = g.input({m.D});
+  if (m.layer_norm) {  // inputs: x, r, norm weight, fc1, fc2, norm bias, fc1's bias shard, fc2's bias
+    const std::string w1 = g.input({m.D, m.f}), w2 = g.input({m.f, m.D}), bn = g.input({m.D}), b1 = g.input({m.f}), b2 = g.input({m.D});
+    const std::string h = g.add(x, r, {BS, m.D});
+    const std::string a = g.call(m.act, {{"self", T(g.add(g.mm(block_norm(g, m, h, wn, bn), w1, {BS, m.f}), b1, {BS, m.f}))}}, {BS, m.f});
+    g.output({g.add(g.mm(a, w2, {BS, m.D}), b2, {BS, m.D}), h});
+    return g;
+  }
   const std::string wg = g.input({m.D, m.f}), wu = g.input({m.D, m.f}), wd = g.input({m.f, m.D});
   const std::string h = g.add(x, r, {BS, m.D});
   const std::string ln = g.rms_norm(h, wn, m.D, m.eps, {BS, m.D});
@@ -371,8 +395,9 @@ FxGraph head(const Shard& m) {
   FxGraph g(m.scalar);
   const int64_t BS = m.B * m.S;
   const std::string x = g.input({BS, m.D}), r = g.input({BS, m.D}), wn = g.input({m.D}), w = g.input({m.D, m.v});
+  const std::string bn = m.layer_norm ? g.input({m.D}) : "";
   const std::string h = g.add(x, r, {BS, m.D});
-  g.output({g.mm(g.rms_norm(h, wn, m.D, m.eps, {BS, m.D}), w, {BS, m.v})});
+  g.output({g.mm(block_norm(g, m, h, wn, bn), w, {BS, m.v})});
   return g;
 }
 
@@ -405,10 +430,12 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
   // DeepSeek-V2/V3: latent attention, dense first layers, then mixtures with shared experts.
   const bool deepseek = shape->family == "deepseek";
   if (deepseek && shape->experts > 0) moe = true;
-  if (shape->family != "llama" && !moe && !variant && !deepseek)
+  // OPT's and GPT-2's layout: LayerNorms and biases, learned positions, a two-matrix MLP.
+  const bool layer_norm = shape->family == "opt" || shape->family == "gpt2";
+  if (shape->family != "llama" && !moe && !variant && !deepseek && !layer_norm)
     throw InputError("zoo", "--tp", "tensor- and pipeline-parallel pipelines are written for Llama's layout and its relatives (llama2-7b, llama2-13b, "
                                         "llama2-70b, llama3-8b, LlamaForCausalLM, MistralForCausalLM and Qwen2ForCausalLM config.json files: q/k/v biases, "
-                                        "sliding windows, tied embeddings), the mixtures of experts of Mixtral and Qwen2-MoE, and DeepSeek-V2/V3; " + o.model + " is not one" +
+                                        "sliding windows, tied embeddings), the mixtures of experts of Mixtral and Qwen2-MoE, DeepSeek-V2/V3, OPT and GPT-2; " + o.model + " is not one" +
                                         (shape->architecture.empty() ? std::string() : " (" + shape->architecture + ", layout " + shape->family +
                                                                                                (shape->o_bias || shape->mlp_bias ? ", biases on o or the MLP" : "") + ")"));
   if (tp < 1 || pp < 1 || ep < 1 || int64_t{tp} * pp * ep > kMaxDevices)
@@ -462,6 +489,7 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
     m.first_moe = shape->experts > 0 ? shape->dense_first : layers;
   }
   m.shared_gate = shape->shared_gate, m.sigmoid_router = shape->sigmoid_router;
+  if (layer_norm) m.layer_norm = true, m.qkv_bias = true, m.act = shape->activation;
   m.v = shape->vocab / tp;
   m.eps = shape->eps;
   m.scalar = dt == ir::DType::Float16 ? 6 : dt == ir::DType::BFloat16 ? 13 : dt == ir::DType::Float8E4M3 ? 29 : 7;
@@ -501,7 +529,10 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
   }
   Weights moe_w = {{"mlp_norm", {m.D}}, {"router", {m.D, m.E}}};
   if (m.sigmoid_router) moe_w.push_back({"router_bias", {m.E}});
-  const Weights dense_w = {{"mlp_norm", {m.D}}, {"w_gate", {m.D, m.f}}, {"w_up", {m.D, m.f}}, {"w_down", {m.f, m.D}}};
+  const Weights dense_w = m.layer_norm ? Weights{{"mlp_norm", {m.D}}, {"w_fc1", {m.D, m.f}}, {"w_fc2", {m.f, m.D}}, {"mlp_norm_b", {m.D}},
+                                                 {"b_fc1", {m.f}}, {"b_fc2", {m.D}}}
+                                       : Weights{{"mlp_norm", {m.D}}, {"w_gate", {m.D, m.f}}, {"w_up", {m.D, m.f}}, {"w_down", {m.f, m.D}}};
+  if (m.layer_norm) attn_w.insert(attn_w.end(), {{"attn_norm_b", {m.D}}, {"bo", {m.D}}});
   // The shared expert (Qwen2-MoE's, DeepSeek's summed ones): on every group, its width over the tp ranks.
   Weights shared_w = {{"shared_gate", {m.D, m.sf}}, {"shared_up", {m.D, m.sf}}, {"shared_down", {m.sf, m.D}}};
   if (m.shared_gate) shared_w.push_back({"shared_gate_w", {m.D, 1}});
@@ -532,8 +563,10 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
         in_outputs.push_back(r);
         if (s == 0) in_outputs.push_back(x);
         // Constants of this device's attention: rotary tables, 1/sqrt(dh), the causal mask.
-        tensors[pre + "rope_cos"] = weight({m.S, m.rot()}, d_t, pre + "rope_cos");
-        tensors[pre + "rope_sin"] = weight({m.S, m.rot()}, d_t, pre + "rope_sin");
+        if (!m.layer_norm) {
+          tensors[pre + "rope_cos"] = weight({m.S, m.rot()}, d_t, pre + "rope_cos");
+          tensors[pre + "rope_sin"] = weight({m.S, m.rot()}, d_t, pre + "rope_sin");
+        }
         tensors[pre + "scale"] = weight({1}, d_t, pre + "scale");
         if (m.S > 1) tensors[pre + "mask"] = weight({m.g * m.S, m.Tk}, d_t, pre + "mask");
         for (int l = first(s); l < first(s + 1); ++l) {
@@ -541,7 +574,8 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
           const std::string lg = mb + "layers." + std::to_string(l) + grp;  // this layer's groups over t
           Json ai = Json::array({x, r});
           for (const auto& [n, sh] : attn_w) tensors[L + n] = weight(sh, d_t, L + n), ai.push_back(L + n);
-          for (const char* c : {"rope_cos", "rope_sin", "scale"}) ai.push_back(pre + c);
+          for (const char* c : {"rope_cos", "rope_sin", "scale"})
+            if (!m.layer_norm || std::string(c) == "scale") ai.push_back(pre + c);
           if (m.S > 1) ai.push_back(pre + "mask");
           if (m.N > 0 && m.r > 0)  // one latent cache, whole on every rank
             tensors[AL + "latent_cache"] = weight({m.B, m.N, m.r + m.rd}, d_t, AL + "latent_cache"), ai.push_back(AL + "latent_cache");
@@ -624,7 +658,9 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
           tensors[pre + "final_norm"] = weight({m.D}, d_t, "norm" + grp + ".tp" + std::to_string(t));
           tensors[pre + "lm_head"] = weight({m.D, m.v}, d_t, "lm_head" + grp + ".tp" + std::to_string(t));
           tensors[apre + "logits"] = tensor({BS, m.v}, d_t);
-          st[apre + "head"] = {{"kind", "fx"}, {"inputs", {x, r, pre + "final_norm", pre + "lm_head"}}, {"outputs", {apre + "logits"}},
+          Json hi = Json::array({x, r, pre + "final_norm", pre + "lm_head"});
+          if (m.layer_norm) tensors[pre + "final_norm_b"] = weight({m.D}, d_t, "norm_b" + grp + ".tp" + std::to_string(t)), hi.push_back(pre + "final_norm_b");
+          st[apre + "head"] = {{"kind", "fx"}, {"inputs", hi}, {"outputs", {apre + "logits"}},
                                {"device", D}, {"data", nullptr}, {"data_blob", "head"}};
           out_inputs.push_back(apre + "logits");
         }

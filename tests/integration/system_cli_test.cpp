@@ -269,7 +269,10 @@ TEST(ZooPipelines, ShardsThatDoNotDivideAreRefused) {
   r = run_sim("zoo llama2-70b --tp 16 -o /dev/null");  // 8 K/V heads
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("K/V heads"), std::string::npos) << r.output;
-  r = run_sim("zoo gpt2 --tp 2 -o /dev/null");
+  r = run_sim("zoo gpt2 --tp 2 -o /dev/null");  // GPT-2's layout runs, but its 50,257 tokens do not split in two
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("vocabulary (50257) do not divide by --tp 2"), std::string::npos) << r.output;
+  r = run_sim("zoo bert-base --tp 2 -o /dev/null");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("Llama"), std::string::npos) << r.output;
   r = run_sim("zoo llama2-7b --pp 5 --layers 4 -o /dev/null");
@@ -339,10 +342,12 @@ TEST(LlmCli, ServesHuggingFaceConfigs) {
   r = run_sim("llm '" + d + "/absent/config.json' --hw gpu_h100 -q");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("no such file"), std::string::npos) << r.output;
-  // Tensor-parallel pipelines are built for Llama's layout, its relatives and the MoE layouts:
-  // Qwen2 (q/k/v biases) serves over 2 GPUs; Gemma 2's layout is refused by name.
+  // Tensor-parallel pipelines are built for Llama's layout, its relatives, the MoE layouts and
+  // OPT's: Qwen2 (q/k/v biases) and OPT serve over 2 GPUs; Gemma 2's layout is refused by name.
   r = run_sim("llm '" + hf + "Qwen2.5-7B/config.json' --hw system_8x_h100 --tp 2 --batch 2 --input 64 --output 4 --layers 2 --buckets 2 -q");
   EXPECT_EQ(r.exit_code, 0) << r.output;
+  r = run_sim("llm '" + hf + "opt-1.3b/config.json' --hw system_8x_h100 --tp 2 --batch 2 --input 64 --output 4 --layers 2 --buckets 2 -q");
+  EXPECT_EQ(r.exit_code, 0) << r.output;  // OPT's LayerNorm layout
   r = run_sim("llm '" + hf + "gemma-2-9b/config.json' --hw system_8x_h100 --tp 2 -q");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("Gemma2ForCausalLM, layout gemma2"), std::string::npos) << r.output;
