@@ -82,6 +82,8 @@ struct TransformerShape {
   bool shared_gate = false;     // the shared expert scaled by sigmoid(x w) (Qwen2-MoE; DeepSeek's are not)
   bool sigmoid_router = false;  // sigmoid scores and a per-expert bias (DeepSeek-V3)
   std::string activation;       // the MLP's: relu, gelu (exact or tanh) or silu
+  double rotary_share = 1;      // GPT-NeoX: the share of a head's dims that rotate (rotary_pct)
+  bool parallel_residual = false;  // GPT-NeoX: x + attn(ln1(x)) + mlp(ln2(x))
 };
 std::optional<TransformerShape> transformer_shape(const std::string& model);
 

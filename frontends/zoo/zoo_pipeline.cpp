@@ -163,11 +163,15 @@ struct Shard {
   // Multi-head latent attention (DeepSeek; r = 0: none): q through a rank-ql bottleneck (0: one
   // projection), keys of nope + rd dims, values of dv, a cached latent of r + rd per token.
   int64_t ql = 0, r = 0, nope = 0, rd = 0, dv = 0;
-  int64_t rot() const { return r > 0 ? rd : dh; }  // rotary dims of a head
-  // OPT's and GPT-2's layout: LayerNorms with biases, biases on every projection, positions
-  // added to the embedding (no rotary), a two-matrix MLP (relu or gelu).
+  // OPT's, GPT-2's and GPT-NeoX's layout: LayerNorms with biases, biases on every projection, a
+  // two-matrix MLP (relu or gelu); OPT and GPT-2 add positions to the embedding (no rotary),
+  // NeoX rotates the first rope_dims of a head and adds attention and MLP to one residual.
   bool layer_norm = false;
+  bool rotary = true;
+  int64_t rope_dims = 0;     // rotary dims of a head when fewer than dh (0: all)
+  bool parallel = false;     // x + attn(ln1(x)) + mlp(ln2(x))
   std::string act = "silu";
+  int64_t rot() const { return r > 0 ? rd : rope_dims > 0 ? rope_dims : dh; }  // rotary dims of a head
 };
 
 // The block's norm: RMSNorm, or LayerNorm with its bias (the input after the weight).
@@ -261,7 +265,7 @@ FxGraph attention(const Shard& m) {
   const std::string wn = g.input({m.D});
   const std::string bq = m.qkv_bias ? g.input({hd}) : "", bk = m.qkv_bias ? g.input({kvd}) : "", bv = m.qkv_bias ? g.input({kvd}) : "";
   const std::string bn = m.layer_norm ? g.input({m.D}) : "", bo = m.layer_norm ? g.input({m.D}) : "";
-  const std::string cos = m.layer_norm ? "" : g.input({m.S, m.dh}), sin = m.layer_norm ? "" : g.input({m.S, m.dh}), scale = g.input({1});
+  const std::string cos = m.rotary ? g.input({m.S, m.rot()}) : "", sin = m.rotary ? g.input({m.S, m.rot()}) : "", scale = g.input({1});
   const std::string mask = m.S > 1 ? g.input({m.g * m.S, m.Tk}) : "";
   const std::string kc = m.N > 0 ? g.input({m.B * m.hkv, m.N, m.dh}) : "", vc = m.N > 0 ? g.input({m.B * m.hkv, m.N, m.dh}) : "";
   const std::string xs = g.add(x, r, {BS, m.D});
@@ -271,10 +275,18 @@ FxGraph attention(const Shard& m) {
   // q: [B, S, Hkv, g, dh] -> [B, Hkv, g, S, dh], rotary, -> [B*Hkv, g*S, dh]
   const Dims qs{m.B, m.hkv, m.g, m.S, m.dh};
   std::string qh = g.permute(g.reshape(q, {m.B, m.S, m.hkv, m.g, m.dh}), {0, 2, 3, 1, 4}, qs);
-  qh = g.reshape(m.layer_norm ? qh : rope(g, qh, cos, sin, qs), {m.B * m.hkv, m.g * m.S, m.dh});
+  // Rotary dims: all of a head's, or its first rope_dims (NeoX's rotary_pct), the rest passed through.
+  auto rotate = [&](const std::string& t, const Dims& s) {
+    if (!m.rotary) return t;
+    if (m.rot() == m.dh) return rope(g, t, cos, sin, s);
+    Dims a = s, b = s;
+    a.back() = m.rot(), b.back() = m.dh - m.rot();
+    return g.cat({rope(g, g.slice(t, -1, 0, m.rot(), a), cos, sin, a), g.slice(t, -1, m.rot(), m.dh, b)}, -1, s);
+  };
+  qh = g.reshape(rotate(qh, qs), {m.B * m.hkv, m.g * m.S, m.dh});
   const Dims ks{m.B, m.hkv, m.S, m.dh};
   std::string kh = g.permute(g.reshape(k, {m.B, m.S, m.hkv, m.dh}), {0, 2, 1, 3}, ks);
-  kh = g.reshape(m.layer_norm ? kh : rope(g, kh, cos, sin, ks), {m.B * m.hkv, m.S, m.dh});
+  kh = g.reshape(rotate(kh, ks), {m.B * m.hkv, m.S, m.dh});
   std::string vh = g.reshape(g.permute(g.reshape(v, {m.B, m.S, m.hkv, m.dh}), {0, 2, 1, 3}, ks), {m.B * m.hkv, m.S, m.dh});
   if (m.N > 0) {
     kh = g.cat({kc, kh}, 1, {m.B * m.hkv, m.Tk, m.dh});
@@ -369,7 +381,8 @@ FxGraph mlp(const Shard& m) {
   if (m.layer_norm) {  // inputs: x, r, norm weight, fc1, fc2, norm bias, fc1's bias shard, fc2's bias
     const std::string w1 = g.input({m.D, m.f}), w2 = g.input({m.f, m.D}), bn = g.input({m.D}), b1 = g.input({m.f}), b2 = g.input({m.D});
     const std::string h = g.add(x, r, {BS, m.D});
-    const std::string a = g.call(m.act, {{"self", T(g.add(g.mm(block_norm(g, m, h, wn, bn), w1, {BS, m.f}), b1, {BS, m.f}))}}, {BS, m.f});
+    // NeoX's parallel residual: the MLP reads the block's input x, beside the attention.
+    const std::string a = g.call(m.act, {{"self", T(g.add(g.mm(block_norm(g, m, m.parallel ? x : h, wn, bn), w1, {BS, m.f}), b1, {BS, m.f}))}}, {BS, m.f});
     g.output({g.add(g.mm(a, w2, {BS, m.D}), b2, {BS, m.D}), h});
     return g;
   }
@@ -431,11 +444,11 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
   const bool deepseek = shape->family == "deepseek";
   if (deepseek && shape->experts > 0) moe = true;
   // OPT's and GPT-2's layout: LayerNorms and biases, learned positions, a two-matrix MLP.
-  const bool layer_norm = shape->family == "opt" || shape->family == "gpt2";
+  const bool layer_norm = shape->family == "opt" || shape->family == "gpt2" || shape->family == "neox";
   if (shape->family != "llama" && !moe && !variant && !deepseek && !layer_norm)
     throw InputError("zoo", "--tp", "tensor- and pipeline-parallel pipelines are written for Llama's layout and its relatives (llama2-7b, llama2-13b, "
                                         "llama2-70b, llama3-8b, LlamaForCausalLM, MistralForCausalLM and Qwen2ForCausalLM config.json files: q/k/v biases, "
-                                        "sliding windows, tied embeddings), the mixtures of experts of Mixtral and Qwen2-MoE, DeepSeek-V2/V3, OPT and GPT-2; " + o.model + " is not one" +
+                                        "sliding windows, tied embeddings), the mixtures of experts of Mixtral and Qwen2-MoE, DeepSeek-V2/V3, OPT, GPT-2 and GPT-NeoX; " + o.model + " is not one" +
                                         (shape->architecture.empty() ? std::string() : " (" + shape->architecture + ", layout " + shape->family +
                                                                                                (shape->o_bias || shape->mlp_bias ? ", biases on o or the MLP" : "") + ")"));
   if (tp < 1 || pp < 1 || ep < 1 || int64_t{tp} * pp * ep > kMaxDevices)
@@ -489,7 +502,11 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
     m.first_moe = shape->experts > 0 ? shape->dense_first : layers;
   }
   m.shared_gate = shape->shared_gate, m.sigmoid_router = shape->sigmoid_router;
-  if (layer_norm) m.layer_norm = true, m.qkv_bias = true, m.act = shape->activation;
+  if (layer_norm) m.layer_norm = true, m.qkv_bias = true, m.act = shape->activation, m.rotary = shape->family == "neox";
+  if (shape->family == "neox") {
+    m.rope_dims = static_cast<int64_t>(static_cast<double>(m.dh) * shape->rotary_share);
+    m.parallel = shape->parallel_residual;
+  }
   m.v = shape->vocab / tp;
   m.eps = shape->eps;
   m.scalar = dt == ir::DType::Float16 ? 6 : dt == ir::DType::BFloat16 ? 13 : dt == ir::DType::Float8E4M3 ? 29 : 7;
@@ -563,7 +580,7 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
         in_outputs.push_back(r);
         if (s == 0) in_outputs.push_back(x);
         // Constants of this device's attention: rotary tables, 1/sqrt(dh), the causal mask.
-        if (!m.layer_norm) {
+        if (m.rotary) {
           tensors[pre + "rope_cos"] = weight({m.S, m.rot()}, d_t, pre + "rope_cos");
           tensors[pre + "rope_sin"] = weight({m.S, m.rot()}, d_t, pre + "rope_sin");
         }
@@ -575,7 +592,7 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
           Json ai = Json::array({x, r});
           for (const auto& [n, sh] : attn_w) tensors[L + n] = weight(sh, d_t, L + n), ai.push_back(L + n);
           for (const char* c : {"rope_cos", "rope_sin", "scale"})
-            if (!m.layer_norm || std::string(c) == "scale") ai.push_back(pre + c);
+            if (m.rotary || std::string(c) == "scale") ai.push_back(pre + c);
           if (m.S > 1) ai.push_back(pre + "mask");
           if (m.N > 0 && m.r > 0)  // one latent cache, whole on every rank
             tensors[AL + "latent_cache"] = weight({m.B, m.N, m.r + m.rd}, d_t, AL + "latent_cache"), ai.push_back(AL + "latent_cache");

@@ -53,9 +53,9 @@ TEST(ZooPipelineVariants, ShardsHoldTheBiasesAndTheWindow) {
   EXPECT_FALSE(m["tensors"].contains("layers.0.tp0.bq"));
 }
 
-// OPT and GPT-2: LayerNorms with biases, biases on every projection (o's and fc2's on every
+// OPT, GPT-2 and GPT-NeoX: LayerNorms with biases, biases on every projection (o's and fc2's on every
 // rank's partial sum), learned positions (no rotary tables), a ReLU or GELU MLP of two matrices.
-TEST(ZooPipelineVariants, OptAndGpt2RunTheirLayerNormLayout) {
+TEST(ZooPipelineVariants, OptGpt2AndNeoXRunTheirLayerNormLayout) {
   for (const ZooOptions& z : {model("opt-1.3b", 2, 64, 0), model("opt-1.3b", 4, 1, 300)}) {
     const int64_t one = macs(make_transformer(z));
     for (const Parallelism& par : {Parallelism{1, 1, 1, 1}, Parallelism{2, 1, 1, 1}, Parallelism{2, 2, 1, 1}})
@@ -68,10 +68,19 @@ TEST(ZooPipelineVariants, OptAndGpt2RunTheirLayerNormLayout) {
   // GPT-2 over 2 stages (its vocabulary of 50,257 does not split over tensor-parallel ranks).
   const ZooOptions g = model("gpt2", 2, 32, 0);
   EXPECT_EQ(pipeline_macs(g, {1, 2, 1, 1}), macs(make_transformer(g)));
+  // GPT-NeoX (Pythia): the same layout with a quarter of each head's 128 dims rotating and the
+  // attention and MLP reading the same residual (their outputs added to it together).
+  for (const ZooOptions& z : {model("pythia-1.4b", 2, 32, 0), model("pythia-1.4b", 2, 1, 200)}) {
+    const int64_t one = macs(make_transformer(z));
+    for (const Parallelism& par : {Parallelism{1, 1, 1, 1}, Parallelism{2, 1, 1, 1}, Parallelism{2, 2, 1, 1}})
+      EXPECT_EQ(pipeline_macs(z, par), one) << "seq " << z.seq << " tp " << par.tp << " pp " << par.pp;
+  }
+  EXPECT_EQ(make_parallel_pipeline(model("pythia-1.4b", 1, 16, 0), {2, 1, 1, 1})["tensors"]["d0.rope_cos"]["shape"],
+            nlohmann::ordered_json({16, 32}));
 }
 
 TEST(ZooPipelineVariants, LayoutsThePipelineDoesNotWriteAreRefusedByName) {
-  for (const char* name : {"gemma-2-9b", "pythia-1.4b"}) {
+  for (const char* name : {"gemma-2-9b"}) {
     try {
       make_parallel_pipeline(model(name, 1, 8, 0), {2, 1, 1, 1});
       FAIL() << name;
