@@ -609,6 +609,7 @@ std::optional<TransformerShape> transformer_shape(const std::string& model) {
   s.q_lora_rank = d->q_lora_rank, s.kv_lora_rank = d->kv_lora_rank, s.qk_nope_dim = d->qk_nope_dim, s.qk_rope_dim = d->qk_rope_dim;
   s.v_head_dim = d->v_head_dim, s.shared_gate = d->shared_gate, s.sigmoid_router = d->sigmoid_router;
   s.rotary_share = d->rotary_share;
+  s.attn_softcap = d->attn_softcap, s.final_softcap = d->final_softcap;
   s.parallel_residual = d->family == Family::NeoX && d->parallel_residual;
   s.activation = d->family == Family::Gpt2 || d->family == Family::Bert ? "gelu"
                  : d->act == Activation::Relu                          ? "relu"

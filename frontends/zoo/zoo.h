@@ -84,6 +84,7 @@ struct TransformerShape {
   std::string activation;       // the MLP's: relu, gelu (exact or tanh) or silu
   double rotary_share = 1;      // GPT-NeoX: the share of a head's dims that rotate (rotary_pct)
   bool parallel_residual = false;  // GPT-NeoX: x + attn(ln1(x)) + mlp(ln2(x))
+  double attn_softcap = 0, final_softcap = 0;  // Gemma 2: c * tanh(x / c) on the scores and the logits (0: none)
 };
 std::optional<TransformerShape> transformer_shape(const std::string& model);
 

@@ -171,6 +171,11 @@ struct Shard {
   int64_t rope_dims = 0;     // rotary dims of a head when fewer than dh (0: all)
   bool parallel = false;     // x + attn(ln1(x)) + mlp(ln2(x))
   std::string act = "silu";
+  // Gemma 2: RMSNorms after attention and after the MLP too (each applied where its input is
+  // whole: after the all_reduce, in the next supertask), soft-capped scores and logits. `first`:
+  // the blob of a stage's first layer, whose residual input has no MLP output to normalise.
+  bool gemma = false, first = false;
+  double attn_cap = 0, final_cap = 0;
   int64_t rot() const { return r > 0 ? rd : rope_dims > 0 ? rope_dims : dh; }  // rotary dims of a head
 };
 
@@ -265,10 +270,12 @@ FxGraph attention(const Shard& m) {
   const std::string wn = g.input({m.D});
   const std::string bq = m.qkv_bias ? g.input({hd}) : "", bk = m.qkv_bias ? g.input({kvd}) : "", bv = m.qkv_bias ? g.input({kvd}) : "";
   const std::string bn = m.layer_norm ? g.input({m.D}) : "", bo = m.layer_norm ? g.input({m.D}) : "";
+  const std::string post = m.gemma && !m.first ? g.input({m.D}) : "";  // the previous layer's post-MLP norm
   const std::string cos = m.rotary ? g.input({m.S, m.rot()}) : "", sin = m.rotary ? g.input({m.S, m.rot()}) : "", scale = g.input({1});
+  const std::string cap = m.attn_cap > 0 ? g.input({1}) : "";
   const std::string mask = m.S > 1 ? g.input({m.g * m.S, m.Tk}) : "";
   const std::string kc = m.N > 0 ? g.input({m.B * m.hkv, m.N, m.dh}) : "", vc = m.N > 0 ? g.input({m.B * m.hkv, m.N, m.dh}) : "";
-  const std::string xs = g.add(x, r, {BS, m.D});
+  const std::string xs = g.add(x, post.empty() ? r : g.rms_norm(r, post, m.D, m.eps, {BS, m.D}), {BS, m.D});
   const std::string ln = block_norm(g, m, xs, wn, bn);
   std::string q = g.mm(ln, wq, {BS, hd}), k = g.mm(ln, wk, {BS, kvd}), v = g.mm(ln, wv, {BS, kvd});
   if (m.qkv_bias) q = g.add(q, bq, {BS, hd}), k = g.add(k, bk, {BS, kvd}), v = g.add(v, bv, {BS, kvd});
@@ -295,6 +302,7 @@ FxGraph attention(const Shard& m) {
   const std::string kt = g.permute(kh, {0, 2, 1}, {m.B * m.hkv, m.dh, m.Tk});
   const Dims ss{m.B * m.hkv, m.g * m.S, m.Tk};
   std::string sc = g.mul(g.bmm(qh, kt, ss), scale, ss);
+  if (m.attn_cap > 0) sc = g.mul(g.call("tanh", {{"self", T(sc)}}, ss), cap, ss);  // c * tanh(x / c), 1/c in the scale
   if (m.S > 1) sc = g.add(sc, mask, ss);
   const std::string p = g.call("_softmax", {{"self", T(sc)}, {"dim", I(-1)}, {"half_to_float", B(false)}}, ss);
   std::string ctx = g.bmm(p, vh, {m.B * m.hkv, m.g * m.S, m.dh});
@@ -387,9 +395,10 @@ FxGraph mlp(const Shard& m) {
     return g;
   }
   const std::string wg = g.input({m.D, m.f}), wu = g.input({m.D, m.f}), wd = g.input({m.f, m.D});
-  const std::string h = g.add(x, r, {BS, m.D});
+  const std::string post = m.gemma ? g.input({m.D}) : "";  // Gemma 2's post-attention norm
+  const std::string h = g.add(x, post.empty() ? r : g.rms_norm(r, post, m.D, m.eps, {BS, m.D}), {BS, m.D});
   const std::string ln = g.rms_norm(h, wn, m.D, m.eps, {BS, m.D});
-  const std::string gate = g.call("silu", {{"self", T(g.mm(ln, wg, {BS, m.f}))}}, {BS, m.f});
+  const std::string gate = g.call(m.act, {{"self", T(g.mm(ln, wg, {BS, m.f}))}}, {BS, m.f});
   const std::string up = g.mul(gate, g.mm(ln, wu, {BS, m.f}), {BS, m.f});
   g.output({g.mm(up, wd, {BS, m.D}), h});
   return g;
@@ -399,7 +408,8 @@ FxGraph mlp(const Shard& m) {
 FxGraph residual(const Shard& m) {
   FxGraph g(m.scalar);
   const std::string x = g.input({m.B * m.S, m.D}), r = g.input({m.B * m.S, m.D});
-  g.output({g.add(x, r, {m.B * m.S, m.D})});
+  const std::string post = m.gemma ? g.input({m.D}) : "";
+  g.output({g.add(x, post.empty() ? r : g.rms_norm(r, post, m.D, m.eps, {m.B * m.S, m.D}), {m.B * m.S, m.D})});
   return g;
 }
 
@@ -409,8 +419,12 @@ FxGraph head(const Shard& m) {
   const int64_t BS = m.B * m.S;
   const std::string x = g.input({BS, m.D}), r = g.input({BS, m.D}), wn = g.input({m.D}), w = g.input({m.D, m.v});
   const std::string bn = m.layer_norm ? g.input({m.D}) : "";
-  const std::string h = g.add(x, r, {BS, m.D});
-  g.output({g.mm(block_norm(g, m, h, wn, bn), w, {BS, m.v})});
+  const std::string post = m.gemma ? g.input({m.D}) : "", cap = m.final_cap > 0 ? g.input({1}) : "";
+  const std::string h = g.add(x, post.empty() ? r : g.rms_norm(r, post, m.D, m.eps, {BS, m.D}), {BS, m.D});
+  std::string logits = g.mm(block_norm(g, m, h, wn, bn), w, {BS, m.v});
+  if (m.final_cap > 0)  // c * tanh(x / c)
+    logits = g.mul(g.call("tanh", {{"self", T(g.mul(logits, cap, {BS, m.v}))}}, {BS, m.v}), cap, {BS, m.v});
+  g.output({logits});
   return g;
 }
 
@@ -445,10 +459,11 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
   if (deepseek && shape->experts > 0) moe = true;
   // OPT's and GPT-2's layout: LayerNorms and biases, learned positions, a two-matrix MLP.
   const bool layer_norm = shape->family == "opt" || shape->family == "gpt2" || shape->family == "neox";
-  if (shape->family != "llama" && !moe && !variant && !deepseek && !layer_norm)
+  const bool gemma = shape->family == "gemma2";
+  if (shape->family != "llama" && !moe && !variant && !deepseek && !layer_norm && !gemma)
     throw InputError("zoo", "--tp", "tensor- and pipeline-parallel pipelines are written for Llama's layout and its relatives (llama2-7b, llama2-13b, "
                                         "llama2-70b, llama3-8b, LlamaForCausalLM, MistralForCausalLM and Qwen2ForCausalLM config.json files: q/k/v biases, "
-                                        "sliding windows, tied embeddings), the mixtures of experts of Mixtral and Qwen2-MoE, DeepSeek-V2/V3, OPT, GPT-2 and GPT-NeoX; " + o.model + " is not one" +
+                                        "sliding windows, tied embeddings), the mixtures of experts of Mixtral and Qwen2-MoE, DeepSeek-V2/V3, OPT, GPT-2, GPT-NeoX and Gemma 2; " + o.model + " is not one" +
                                         (shape->architecture.empty() ? std::string() : " (" + shape->architecture + ", layout " + shape->family +
                                                                                                (shape->o_bias || shape->mlp_bias ? ", biases on o or the MLP" : "") + ")"));
   if (tp < 1 || pp < 1 || ep < 1 || int64_t{tp} * pp * ep > kMaxDevices)
@@ -487,8 +502,11 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
   // with fewer requests runs the fullest group's batch).
   m.B = (o.batch / M + ep - 1) / ep;
   m.S = o.seq != 0 ? o.seq : o.kv_len > 0 ? 1 : 128;
-  // Cached keys a layer attends: a windowed layer the last window's (vLLM's sliding window).
-  m.N = shape->sliding_window > 0 ? std::min<int64_t>(o.kv_len, std::max<int64_t>(0, shape->sliding_window - m.S)) : o.kv_len;
+  // Cached keys a layer attends: a windowed layer the last window's (vLLM's sliding window); with
+  // windows on alternate layers (Gemma 2: the even ones) those layers run a shard of their own.
+  const bool alternate = shape->sliding_window > 0 && !shape->every_layer_windowed;
+  const int64_t in_window = std::min<int64_t>(o.kv_len, std::max<int64_t>(0, shape->sliding_window - m.S));
+  m.N = shape->sliding_window > 0 && !alternate ? in_window : o.kv_len;
   m.Tk = m.N + m.S;
   m.D = shape->d;
   m.h = shape->heads / tp;
@@ -503,6 +521,7 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
   }
   m.shared_gate = shape->shared_gate, m.sigmoid_router = shape->sigmoid_router;
   if (layer_norm) m.layer_norm = true, m.qkv_bias = true, m.act = shape->activation, m.rotary = shape->family == "neox";
+  if (gemma) m.gemma = true, m.act = shape->activation, m.attn_cap = shape->attn_softcap, m.final_cap = shape->final_softcap;
   if (shape->family == "neox") {
     m.rope_dims = static_cast<int64_t>(static_cast<double>(m.dh) * shape->rotary_share);
     m.parallel = shape->parallel_residual;
@@ -526,6 +545,19 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
     m.recv = std::max(m.recv, m.A);
   }
   const std::string& d_t = m.dtype;
+  Shard window = m;  // Gemma 2's windowed layers: the window's cached keys
+  if (alternate) window.N = in_window, window.Tk = in_window + m.S;
+  const bool own_window = alternate && window.Tk != m.Tk;
+  // The attention blob of layer l (its window's, a stage's first layer's for Gemma 2), and the set written.
+  std::map<std::string, Shard> attn_blobs;
+  auto attn_blob = [&](int l, bool stage_first) {
+    const bool win = own_window && l % 2 == 0;
+    std::string name = std::string("attention") + (win ? "_window" : "") + (gemma && stage_first ? "_first" : "");
+    Shard b = win ? window : m;
+    b.first = stage_first;
+    attn_blobs.emplace(name, b);
+    return name;
+  };
   const int64_t BS = m.B * m.S;
   const int W = tp * ep;  // devices per stage: slot s * W + e * tp + t is rank t of group e of stage s
 
@@ -546,10 +578,11 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
   }
   Weights moe_w = {{"mlp_norm", {m.D}}, {"router", {m.D, m.E}}};
   if (m.sigmoid_router) moe_w.push_back({"router_bias", {m.E}});
-  const Weights dense_w = m.layer_norm ? Weights{{"mlp_norm", {m.D}}, {"w_fc1", {m.D, m.f}}, {"w_fc2", {m.f, m.D}}, {"mlp_norm_b", {m.D}},
+  Weights dense_w = m.layer_norm ? Weights{{"mlp_norm", {m.D}}, {"w_fc1", {m.D, m.f}}, {"w_fc2", {m.f, m.D}}, {"mlp_norm_b", {m.D}},
                                                  {"b_fc1", {m.f}}, {"b_fc2", {m.D}}}
                                        : Weights{{"mlp_norm", {m.D}}, {"w_gate", {m.D, m.f}}, {"w_up", {m.D, m.f}}, {"w_down", {m.f, m.D}}};
   if (m.layer_norm) attn_w.insert(attn_w.end(), {{"attn_norm_b", {m.D}}, {"bo", {m.D}}});
+  if (m.gemma) dense_w.push_back({"post_attn_norm", {m.D}});
   // The shared expert (Qwen2-MoE's, DeepSeek's summed ones): on every group, its width over the tp ranks.
   Weights shared_w = {{"shared_gate", {m.D, m.sf}}, {"shared_up", {m.D, m.sf}}, {"shared_down", {m.sf, m.D}}};
   if (m.shared_gate) shared_w.push_back({"shared_gate_w", {m.D, 1}});
@@ -586,22 +619,29 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
         }
         tensors[pre + "scale"] = weight({1}, d_t, pre + "scale");
         if (m.S > 1) tensors[pre + "mask"] = weight({m.g * m.S, m.Tk}, d_t, pre + "mask");
+        if (m.S > 1 && own_window) tensors[pre + "mask_window"] = weight({m.g * m.S, window.Tk}, d_t, pre + "mask_window");
+        if (m.attn_cap > 0) tensors[pre + "attn_cap"] = weight({1}, d_t, pre + "attn_cap");
+        std::string post_mlp;  // Gemma 2: the last layer's post-MLP norm, applied by what reads its output
         for (int l = first(s); l < first(s + 1); ++l) {
           const std::string L = "layers." + std::to_string(l) + grp + ".tp" + std::to_string(t) + ".", AL = mb + L;
           const std::string lg = mb + "layers." + std::to_string(l) + grp;  // this layer's groups over t
+          const bool win = own_window && l % 2 == 0;
+          const Shard& ml = win ? window : m;
           Json ai = Json::array({x, r});
           for (const auto& [n, sh] : attn_w) tensors[L + n] = weight(sh, d_t, L + n), ai.push_back(L + n);
+          if (!post_mlp.empty()) ai.push_back(post_mlp);
           for (const char* c : {"rope_cos", "rope_sin", "scale"})
             if (m.rotary || std::string(c) == "scale") ai.push_back(pre + c);
-          if (m.S > 1) ai.push_back(pre + "mask");
-          if (m.N > 0 && m.r > 0)  // one latent cache, whole on every rank
-            tensors[AL + "latent_cache"] = weight({m.B, m.N, m.r + m.rd}, d_t, AL + "latent_cache"), ai.push_back(AL + "latent_cache");
-          else if (m.N > 0)  // each microbatch's requests have their own K/V caches
-            for (const char* c : {"k_cache", "v_cache"}) tensors[AL + c] = weight({m.B * m.hkv, m.N, m.dh}, d_t, AL + c), ai.push_back(AL + c);
+          if (m.attn_cap > 0) ai.push_back(pre + "attn_cap");
+          if (m.S > 1) ai.push_back(pre + (win ? "mask_window" : "mask"));
+          if (ml.N > 0 && m.r > 0)  // one latent cache, whole on every rank
+            tensors[AL + "latent_cache"] = weight({m.B, ml.N, m.r + m.rd}, d_t, AL + "latent_cache"), ai.push_back(AL + "latent_cache");
+          else if (ml.N > 0)  // each microbatch's requests have their own K/V caches
+            for (const char* c : {"k_cache", "v_cache"}) tensors[AL + c] = weight({m.B * m.hkv, ml.N, m.dh}, d_t, AL + c), ai.push_back(AL + c);
           for (const std::string a : {"attn_out", "resid_a", "attn_sum", "mlp_out", "resid_m", "mlp_sum"})
             if (tp > 1 || a.find("_sum") == std::string::npos) tensors[AL + a] = tensor({BS, m.D}, d_t);  // sums: all_reduce outputs
           st[AL + "attn"] = {{"kind", "fx"}, {"inputs", ai}, {"outputs", {AL + "attn_out", AL + "resid_a"}}, {"device", D},
-                             {"data", nullptr}, {"data_blob", "attention"}};
+                             {"data", nullptr}, {"data_blob", attn_blob(l, l == first(s))}};
           std::string reduced = AL + "attn_out";
           if (tp > 1) {
             st[AL + "ar_attn"] = {{"kind", "all_reduce"}, {"inputs", {AL + "attn_out"}}, {"outputs", {AL + "attn_sum"}}, {"device", D},
@@ -655,6 +695,7 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
                                   {"device", D}, {"data", nullptr}, {"data_blob", "moe_combine"}};
           }
           x = AL + "resid_m", r = AL + "mlp_out";
+          if (m.gemma) tensors[L + "post_mlp_norm"] = weight({m.D}, d_t, L + "post_mlp_norm"), post_mlp = L + "post_mlp_norm";
           if (tp > 1) {
             st[AL + "ar_mlp"] = {{"kind", "all_reduce"}, {"inputs", {AL + "mlp_out"}}, {"outputs", {AL + "mlp_sum"}}, {"device", D},
                                  {"group", lg + ".ar_mlp"}, {"device_idx", t},
@@ -666,7 +707,9 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
           const std::string next = std::to_string(dev + W), h = apre + "hidden",
                             group = mb + "stage" + std::to_string(s) + grp + ".tp" + std::to_string(t);
           tensors[h] = tensor({BS, m.D}, d_t);
-          st[apre + "residual"] = {{"kind", "fx"}, {"inputs", {x, r}}, {"outputs", {h}}, {"device", D}, {"data", nullptr}, {"data_blob", "residual"}};
+          Json ri = Json::array({x, r});
+          if (!post_mlp.empty()) ri.push_back(post_mlp);
+          st[apre + "residual"] = {{"kind", "fx"}, {"inputs", ri}, {"outputs", {h}}, {"device", D}, {"data", nullptr}, {"data_blob", "residual"}};
           st[apre + "send"] = {{"kind", "send"}, {"inputs", {h}}, {"outputs", Json::array()}, {"device", D}, {"group", group},
                                {"device_idx", 0}, {"metadata", Json::object()}};
           st[mb + "d" + next + ".recv"] = {{"kind", "recv"}, {"inputs", Json::array()}, {"outputs", {mb + "d" + next + ".x"}}, {"device", next},
@@ -677,6 +720,8 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
           tensors[apre + "logits"] = tensor({BS, m.v}, d_t);
           Json hi = Json::array({x, r, pre + "final_norm", pre + "lm_head"});
           if (m.layer_norm) tensors[pre + "final_norm_b"] = weight({m.D}, d_t, "norm_b" + grp + ".tp" + std::to_string(t)), hi.push_back(pre + "final_norm_b");
+          if (!post_mlp.empty()) hi.push_back(post_mlp);
+          if (m.final_cap > 0) tensors[pre + "final_cap"] = weight({1}, d_t, pre + "final_cap"), hi.push_back(pre + "final_cap");
           st[apre + "head"] = {{"kind", "fx"}, {"inputs", hi}, {"outputs", {apre + "logits"}},
                                {"device", D}, {"data", nullptr}, {"data_blob", "head"}};
           out_inputs.push_back(apre + "logits");
@@ -690,7 +735,8 @@ nlohmann::ordered_json make_parallel_pipeline(const ZooOptions& o, const Paralle
   for (auto& [k, v] : st.items()) ordered[k] = v;
   ordered["output"] = {{"kind", "output"}, {"inputs", out_inputs}, {"outputs", Json::array()}};
 
-  Json blobs = {{"attention", m.r > 0 ? mla_attention(m).payload() : attention(m).payload()}};
+  Json blobs = Json::object();
+  for (const auto& [name, b] : attn_blobs) blobs[name] = b.r > 0 ? mla_attention(b).payload() : attention(b).payload();
   if (moe) blobs["moe_route"] = moe_route(m).payload(), blobs["moe_experts"] = moe_experts(m).payload(), blobs["moe_combine"] = moe_combine(m).payload();
   if (!moe || m.first_moe > 0) blobs["mlp"] = mlp(m).payload();
   blobs["head"] = head(m).payload();

@@ -76,7 +76,7 @@ static int sim_main(int argc, char** argv) {
                       "transformers: the graph of one of this many tensor-parallel ranks on one device (heads, K/V heads, FFN "
                       "and vocabulary divided by it; no collectives), as a profiler measures one rank")
       ->check(CLI::Range(1, 4096));
-  zoo_cmd->add_option("--tp", zoo.tp, "Llama, Mistral, Qwen2, Mixtral, Qwen2-MoE, DeepSeek, OPT, GPT-2 and GPT-NeoX layouts: write a multi-device pipeline with this many tensor-parallel ranks per stage (docs/system.md#zoo-pipelines)")
+  zoo_cmd->add_option("--tp", zoo.tp, "every decoder layout: Llama, Mistral, Qwen2, Gemma 2, Mixtral, Qwen2-MoE, DeepSeek, OPT, GPT-2, GPT-NeoX: write a multi-device pipeline with this many tensor-parallel ranks per stage (docs/system.md#zoo-pipelines)")
       ->check(CLI::Range(1, 4096));
   zoo_cmd->add_option("--pp", zoo.pp, "llama*: pipeline-parallel stages of that pipeline (default 1)")->check(CLI::Range(1, 4096));
   zoo_cmd->add_option("--ep", zoo.ep,

@@ -185,8 +185,8 @@ const std::vector<ServingOption>& serving_options() {
       {"dtype", T::Text, &O::dtype, 0, 0, "fp16, bf16, fp32, fp8"},
       {"layers", T::Int, &O::layers, 0, 65536, "keep the first K layers (0: all)"},
       {"buckets", T::Int, &O::buckets, 2, 64, "decode steps simulated at this many KV lengths; the others interpolated"},
-      {"tp", T::Int, &O::tp, 1, 4096, "system: tensor-parallel ranks (Llama, Mistral, Qwen2, Mixtral, Qwen2-MoE, DeepSeek, OPT, GPT-2 and GPT-NeoX layouts)"},
-      {"pp", T::Int, &O::pp, 1, 4096, "system: pipeline stages (Llama, Mistral, Qwen2, Mixtral, Qwen2-MoE, DeepSeek, OPT, GPT-2 and GPT-NeoX layouts)"},
+      {"tp", T::Int, &O::tp, 1, 4096, "system: tensor-parallel ranks (every decoder layout: Llama, Mistral, Qwen2, Gemma 2, Mixtral, Qwen2-MoE, DeepSeek, OPT, GPT-2, GPT-NeoX)"},
+      {"pp", T::Int, &O::pp, 1, 4096, "system: pipeline stages (every decoder layout: Llama, Mistral, Qwen2, Gemma 2, Mixtral, Qwen2-MoE, DeepSeek, OPT, GPT-2, GPT-NeoX)"},
       {"ep", T::Int, &O::ep, 1, 4096,
        "system, mixture of experts: expert-parallel groups of tp devices per stage, each attending its share of the batch, "
        "the experts spread over them and reached by all_to_all"},

@@ -79,15 +79,35 @@ TEST(ZooPipelineVariants, OptGpt2AndNeoXRunTheirLayerNormLayout) {
             nlohmann::ordered_json({16, 32}));
 }
 
+// Gemma 2: RMSNorms after attention and the MLP (applied where their inputs are whole, after the
+// all_reduce), soft-capped scores and logits, the even layers attending the last 4,096 keys: a
+// decode step at 6,000 cached tokens reads 4,095 cached keys on layer 0 and 6,000 on layer 1.
+TEST(ZooPipelineVariants, Gemma2KeepsItsWindowsAndPostNorms) {
+  for (const ZooOptions& z : {model("gemma-2-9b", 2, 32, 0), model("gemma-2-9b", 2, 1, 6000)}) {
+    const int64_t one = macs(make_transformer(z));
+    for (const Parallelism& par : {Parallelism{1, 1, 1, 1}, Parallelism{2, 1, 1, 1}, Parallelism{2, 2, 1, 1}})
+      EXPECT_EQ(pipeline_macs(z, par), one) << "seq " << z.seq << " tp " << par.tp << " pp " << par.pp;
+  }
+  const auto p = make_parallel_pipeline(model("gemma-2-9b", 1, 1, 6000), {2, 1, 1, 1});
+  EXPECT_EQ(p["tensors"]["layers.0.tp0.k_cache"]["shape"], nlohmann::ordered_json({4, 4095, 256}));
+  EXPECT_EQ(p["tensors"]["layers.1.tp0.k_cache"]["shape"], nlohmann::ordered_json({4, 6000, 256}));
+  EXPECT_TRUE(p["tensors"].contains("layers.0.tp1.post_attn_norm"));
+  EXPECT_TRUE(p["blobs"].contains("attention_window_first"));
+  EXPECT_TRUE(p["blobs"].contains("attention"));
+}
+
 TEST(ZooPipelineVariants, LayoutsThePipelineDoesNotWriteAreRefusedByName) {
-  for (const char* name : {"gemma-2-9b"}) {
+  for (const char* name : {"gpt2"}) {  // a vocabulary of 50,257 over 2 ranks
     try {
       make_parallel_pipeline(model(name, 1, 8, 0), {2, 1, 1, 1});
       FAIL() << name;
     } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find("layout"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("vocabulary"), std::string::npos) << e.what();
     }
   }
+  ZooOptions bert;
+  bert.model = "bert-base";
+  EXPECT_THROW(make_parallel_pipeline(bert, {2, 1, 1, 1}), InputError);
 }
 
 }  // namespace
