@@ -446,7 +446,7 @@ struct Builder {
     return w;
   }
 
-  // ---- attention patterns: bmm(q, k) [* or / scale] [+ mask] softmax bmm(p, v) ----
+  // ---- attention patterns: bmm(q, k) [* or / scale] [tanh * cap] [+ mask] softmax bmm(p, v) ----
   void find_attention() {
     if (!o.fuse) return;
     for (const Layer& l : g.layers) {
@@ -456,6 +456,13 @@ struct Builder {
       const Layer* mask = nullptr;
       if (c && (c->op == OpKind::Mul || c->op == OpKind::Div) && c->inputs.size() == 2 && is_param(in(*c, 1)))
         chain.push_back(c), c = only_consumer(out0(*c));
+      // Gemma 2's soft-capping, c * tanh(x / c) (1/c in the scale): FlashAttention-2 and
+      // FlashInfer apply it to each score tile in the kernel.
+      if (c && c->op == OpKind::Tanh) {
+        const Layer* cap = only_consumer(out0(*c));
+        if (cap && cap->op == OpKind::Mul && cap->inputs.size() == 2 && is_param(in(*cap, 1)))
+          chain.push_back(c), chain.push_back(cap), c = only_consumer(out0(*cap));
+      }
       if (c && c->op == OpKind::ElementWiseAdd && c->inputs.size() == 2 && is_param(in(*c, 1)))
         chain.push_back(c), mask = c, c = only_consumer(out0(*c));
       if (!c || c->op != OpKind::Softmax) continue;

@@ -188,6 +188,24 @@ TEST(GpuLibrary, LatentAttentionReadsTheLatentCacheOnce) {
   EXPECT_DOUBLE_EQ(ra->min_bytes, 2.0 * 2 * (8 + 1001 + 8) * 576);
 }
 
+// Gemma 2's soft-capped scores stay inside the FlashAttention kernel (as FlashAttention-2 and
+// FlashInfer run them): one attention kernel per layer, the cache read in place.
+TEST(GpuLibrary, SoftCappedScoresStayInTheAttentionKernel) {
+  const std::string gemma = std::string(NPUSIM_SOURCE_DIR) + "/examples/hf/gemma-2-9b/config.json";
+  for (int kv : {0, 1000}) {
+    const mapping::LibraryPlan plan = mapping::library_plan(transformer(gemma, 2, kv > 0 ? 1 : 64, 1, "fp16", kv), round_gpu_params(), {});
+    int attention = 0;
+    for (const auto& k : plan.kernels) {
+      for (const auto& op : k.ir_ops)
+        if (op.find("self_attn.softcap") != std::string::npos || op.find("cat_key") != std::string::npos) {
+          EXPECT_EQ(k.cls, KernelClass::Attention) << op;
+        }
+      attention += k.cls == KernelClass::Attention;
+    }
+    EXPECT_EQ(attention, 1) << "kv " << kv;
+  }
+}
+
 TEST(GpuLibrary, Fp32GemmsRunOnTheCudaCoresUnlessTf32IsAsked) {
   frontends::zoo::OpWorkload w;
   w.op = "matmul";
