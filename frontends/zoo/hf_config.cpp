@@ -99,6 +99,18 @@ void check_rope_scaling(const Fields& f) {
     f.refuse("rope_scaling", "RoPE scaling type '" + type + "' is not known (linear, dynamic, llama3, yarn, longrope)");
 }
 
+// The sizes every rotary family names alike (Llama's relatives, DeepSeek, GPT-NeoX); the context
+// is max_position_embeddings, positions rotate (no learned table).
+void read_rotary_shape(const Fields& f, ModelDef& m) {
+  m.d = f.dim("hidden_size");
+  m.layers = f.dim("num_hidden_layers", kMaxLayers);
+  m.heads = f.dim("num_attention_heads");
+  m.ffn = f.dim("intermediate_size");
+  m.vocab = f.dim("vocab_size");
+  m.context = f.dim("max_position_embeddings");
+  m.max_pos = 0;
+}
+
 void read_moe(const Fields& f, const std::string& arch, ModelDef& m) {
   if (arch == "MixtralForCausalLM") {
     m.experts = f.dim("num_local_experts", kMaxExperts);
@@ -132,15 +144,9 @@ void read_moe(const Fields& f, const std::string& arch, ModelDef& m) {
 // topk_group) and score correction change which experts a token picks, not how many; the
 // multi-token-prediction module (num_nextn_predict_layers) serves only speculative decoding
 // and is not part of the model run here.
-void read_deepseek(const Fields& f, const std::string& arch, ModelDef& m) {
-  m.d = f.dim("hidden_size");
-  m.layers = f.dim("num_hidden_layers", kMaxLayers);
-  m.heads = f.dim("num_attention_heads");
+void read_deepseek(const Fields& f, ModelDef& m) {
+  read_rotary_shape(f, m);
   m.kv_heads = m.heads;  // every head has its own keys, all rebuilt from one cached latent
-  m.ffn = f.dim("intermediate_size");
-  m.vocab = f.dim("vocab_size");
-  m.context = f.dim("max_position_embeddings");
-  m.max_pos = 0;
   m.eps = f.positive_or("rms_norm_eps", 1e-6);
   m.act = activation(f, "hidden_act", "silu");
   m.tied_embeddings = f.flag_or("tie_word_embeddings", false);
@@ -174,19 +180,12 @@ void read_deepseek(const Fields& f, const std::string& arch, ModelDef& m) {
   static const std::vector<std::string> methods = {"greedy", "group_limited_greedy", "noaux_tc"};
   if (std::find(methods.begin(), methods.end(), method) == methods.end())
     f.refuse("topk_method", "expert selection '" + method + "' is not known (greedy, group_limited_greedy, noaux_tc)");
-  (void)arch;
 }
 
 // Llama's layout and the families that share it (Mistral, Qwen2, Mixtral, Qwen2-MoE), and Gemma 2.
 void read_llama_like(const Fields& f, const std::string& arch, ModelDef& m) {
-  m.d = f.dim("hidden_size");
-  m.layers = f.dim("num_hidden_layers", kMaxLayers);
-  m.heads = f.dim("num_attention_heads");
+  read_rotary_shape(f, m);
   m.kv_heads = f.dim_or("num_key_value_heads", m.heads);
-  m.ffn = f.dim("intermediate_size");
-  m.vocab = f.dim("vocab_size");
-  m.context = f.dim("max_position_embeddings");
-  m.max_pos = 0;
   m.eps = f.positive_or("rms_norm_eps", 1e-6);
   m.head_dim = f.dim_or("head_dim", 0);
   const bool gemma = m.family == Family::Gemma2;
@@ -212,13 +211,7 @@ void read_llama_like(const Fields& f, const std::string& arch, ModelDef& m) {
 }
 
 void read_neox(const Fields& f, ModelDef& m) {
-  m.d = f.dim("hidden_size");
-  m.layers = f.dim("num_hidden_layers", kMaxLayers);
-  m.heads = f.dim("num_attention_heads");
-  m.ffn = f.dim("intermediate_size");
-  m.vocab = f.dim("vocab_size");
-  m.context = f.dim("max_position_embeddings");
-  m.max_pos = 0;
+  read_rotary_shape(f, m);
   m.eps = f.positive_or("layer_norm_eps", 1e-5);
   m.act = activation(f, "hidden_act", "gelu");
   m.rotary_share = f.positive_or("rotary_pct", 1.0);
@@ -297,7 +290,7 @@ ModelDef hf_config_from_json(const json::Json& doc, const std::string& path) {
     case Family::Llama:
     case Family::Gemma2:
       if (arch.rfind("Deepseek", 0) == 0)
-        read_deepseek(f, arch, m);
+        read_deepseek(f, m);
       else
         read_llama_like(f, arch, m);
       break;

@@ -83,7 +83,6 @@ TEST(Energy, WorkloadMacsAreTheSameOnEveryDevice) {
   EXPECT_EQ(u[0]["workload_macs"], u[2]["workload_macs"]);
 }
 
-// A system: the pipeline's devices, between their idle power and their TDP.
 // A multi-core chip's NoC: every byte each link carried (a hop) at energy.pj_per_noc_byte_hop;
 // the layers' shares add up to it.
 TEST(Energy, NocEnergyIsBytesTimesHops) {
@@ -100,6 +99,7 @@ TEST(Energy, NocEnergyIsBytesTimesHops) {
   EXPECT_NEAR(layers, j["totals"]["energy_uj"].get<double>(), 1e-6 * layers);
 }
 
+// A system: the pipeline's devices, between their idle power and their TDP, and its links.
 TEST(Energy, SystemRunsCountThePipelinesDevices) {
   const std::string d = scratch_dir("energy_system");
   ASSERT_EQ(run_sim("zoo llama2-7b --tp 2 --layers 2 --batch 2 --seq 64 -o '" + d + "/p.json'").exit_code, 0);
