@@ -5,9 +5,10 @@ the LLMCompass authors with PyTorch) as `sim gpu-calibrate` rows, and prints the
 they imply. No GPU was lent to this project's work.
 
   configs/calibration/a100_gemm_llmcompass_fit.json      fp16 GEMMs M x 12288 x 12288 (M = 64 ... 32768),
-                                                          on which gpu.matmul.mma_efficiency of the A100
-                                                          configs is fitted, and 8192 x 64 x 64, which
-                                                          gives the host overhead of the timing
+                                                          judged (this board ran 4-14% faster than the
+                                                          configs' MAMF fit, published_gemm_fit.py), and
+                                                          8192 x 64 x 64, which gives the host overhead
+                                                          of the timing
   configs/calibration/a100_gemm_llmcompass_predict.json  fp16 GEMMs 8192 x N x N (N = 128 ... 32768): held out
 
 Timing (software_model/*.py, run_on_gpu): host wall clock around one call and
@@ -49,8 +50,8 @@ def main():
             "timing": "host wall clock around torch.bmm + torch.cuda.synchronize(), median; inputs warm",
             "written_by": "configs/calibration/llmcompass_a100.py"}
     for name, rows, note in [
-            ("fit", fit, "Fitted: gpu.matmul.mma_efficiency of configs/gpu_a100*.yaml (the 12288 rows) and the "
-                         "host overhead of the timing (the 8192 x 64 x 64 row)."),
+            ("fit", fit, "Fitted: the host overhead of the timing (the 8192 x 64 x 64 row). The 12288 rows are "
+                         "judged: gpu.matmul.mma_efficiency comes from a100_matmul_mamf.json."),
             ("predict", predict, "Held out: no key was fitted to these rows.")]:
         out = f"configs/calibration/a100_gemm_llmcompass_{name}.json"
         with open(out, "w") as f:

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""The A100's tensor-core keys fitted on published GEMM measurements, and the H100 judged on the
+same kind of rows (docs/gpu.md#the-a100-configurations). Needs no GPU: every row runs as the
+library plan of `sim zoo op matmul` (`--launch graph`, the kernel's time) on a configuration.
+
+  a100_matmul_mamf.json          bf16 Maximum Achievable Matmul FLOPS of an A100 SXM (stas00/
+                                 ml-engineering): gpu.matmul.mma_efficiency is the value of the
+                                 scan with the least rms log error of time over its rows
+  a100_int8_gemm_sglang.json     int8 GEMMs on an A100 (sglang PR 2752): gpu.matmul.int8_mma_share
+                                 likewise over the rows marked fit (M >= 1024), at that efficiency
+  h100_matmul_mamf_heldout.json  bf16 and fp8 MAMF of an H100 SXM: held out, printed
+
+Prints each scan, `best:` lines, `config:` (what configs/gpu_a100_80gb.yaml and gpu_a100.yaml
+hold, which must agree) and every row at the configurations' values.
+Usage: configs/calibration/published_gemm_fit.py [--sim build/sim] [-j N]
+"""
+import argparse
+import concurrent.futures
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+A100_CONFIGS = ["configs/gpu_a100_80gb.yaml", "configs/gpu_a100.yaml"]
+EFFICIENCIES = [round(0.80 + 0.01 * i, 2) for i in range(18)]  # 0.80 ... 0.97
+INT8_SHARES = [round(0.80 + 0.01 * i, 2) for i in range(21)]   # 0.80 ... 1.00
+
+
+def rows(name, fit_only=False):
+    with open(os.path.join(HERE, name)) as f:
+        return [r for r in json.load(f)["rows"] if not fit_only or r.get("fit", True)]
+
+
+def config_value(path, key):
+    """A `key: value` of the config's gpu.matmul block (the files keep one such line each)."""
+    with open(os.path.join(ROOT, path)) as f:
+        m = re.search(r"^\s+%s:\s*([0-9.]+)" % key, f.read(), re.M)
+    if not m:
+        sys.exit("%s: no %s" % (path, key))
+    return float(m.group(1))
+
+
+class Sim:
+    def __init__(self, sim, jobs):
+        self.sim, self.jobs, self.dir = sim, jobs, tempfile.mkdtemp(prefix="gemm_fit_")
+        self.env = dict(os.environ, SYSTEMC_DISABLE_COPYRIGHT_MESSAGE="1")
+
+    def workload(self, r):
+        path = os.path.join(self.dir, "mm_%s_%d_%d_%d.json" % (r["dtype"], r["M"], r["N"], r["K"]))
+        if not os.path.exists(path):
+            subprocess.run([self.sim, "zoo", "op", "matmul", "m=%d" % r["M"], "n=%d" % r["N"], "k=%d" % r["K"],
+                            "--dtype", r["dtype"], "-o", path], check=True, capture_output=True, env=self.env)
+        return path
+
+    def kernel_us(self, job):
+        r, hw, sets = job
+        ir = self.workload(r)
+        with tempfile.NamedTemporaryFile(suffix=".json", dir=self.dir, delete=False) as out:
+            report = out.name
+        args = [self.sim, "--ir", ir, "--hw", os.path.join(ROOT, hw), "--launch", "graph", "-q", "--report", report]
+        for k, v in sets.items():
+            args += ["--set", "%s=%s" % (k, v)]
+        subprocess.run(args, check=True, capture_output=True, env=self.env)
+        with open(report) as f:
+            us = json.load(f)["totals"]["kernel_us"]
+        os.unlink(report)
+        return us
+
+    def many(self, jobs):
+        for r, _, _ in jobs:  # workloads first, once each
+            self.workload(r)
+        with concurrent.futures.ThreadPoolExecutor(self.jobs) as ex:
+            return list(ex.map(self.kernel_us, jobs))
+
+
+def rms_log(predicted_us, rs):
+    return math.sqrt(sum(math.log(p / (r["ms"] * 1000)) ** 2 for p, r in zip(predicted_us, rs)) / len(rs))
+
+
+def scan(sim, rs, hw, key, values, fixed):
+    """rms log error of the rows at each value of key (the other keys as fixed says); the best value."""
+    jobs = [(r, hw, dict(fixed, **{key: v})) for v in values for r in rs]
+    us = sim.many(jobs)
+    errs = [rms_log(us[i * len(rs):(i + 1) * len(rs)], rs) for i in range(len(values))]
+    print("%s on %s (%d rows): value, rms log error" % (key, os.path.basename(hw), len(rs)))
+    for v, e in zip(values, errs):
+        print("  %.2f %.4f" % (v, e))
+    best = min(range(len(values)), key=lambda i: (errs[i], values[i]))
+    return values[best], errs[best]
+
+
+def table(sim, name, rs, hw, fitted=True):
+    us = sim.many([(r, hw, {}) for r in rs])
+    print("%s on %s:" % (name, os.path.basename(hw)))
+    print("  %-6s %-6s %-6s %-5s %4s %11s %11s %8s" % ("M", "N", "K", "dtype", "fit", "measured_us", "model_us", "error"))
+    for r, p in zip(rs, us):
+        meas = r["ms"] * 1000
+        print("  %-6d %-6d %-6d %-5s %4s %11.1f %11.1f %+7.1f%%" % (r["M"], r["N"], r["K"], r["dtype"],
+                                                                  "yes" if fitted and r.get("fit", True) else "-", meas, p,
+                                                                  100 * (p - meas) / meas))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sim", default=os.path.join(ROOT, "build", "sim"))
+    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
+    a = ap.parse_args()
+    sim = Sim(a.sim, a.jobs)
+    hw = A100_CONFIGS[0]
+    mamf = rows("a100_matmul_mamf.json")
+    eff, eff_err = scan(sim, mamf, hw, "gpu.matmul.mma_efficiency", EFFICIENCIES, {})
+    print("best: mma_efficiency %.2f rms log %.4f" % (eff, eff_err))
+    int8 = rows("a100_int8_gemm_sglang.json", fit_only=True)
+    share, share_err = scan(sim, int8, hw, "gpu.matmul.int8_mma_share", INT8_SHARES, {"gpu.matmul.mma_efficiency": eff})
+    print("best: int8_mma_share %.2f rms log %.4f" % (share, share_err))
+    for c in A100_CONFIGS:
+        print("config: %s mma_efficiency %.2f int8_mma_share %.2f" % (c, config_value(c, "mma_efficiency"),
+                                                                        config_value(c, "int8_mma_share")))
+    table(sim, "a100_matmul_mamf.json", mamf, hw)
+    table(sim, "a100_int8_gemm_sglang.json", rows("a100_int8_gemm_sglang.json"), hw)
+    table(sim, "h100_matmul_mamf_heldout.json (held out)", rows("h100_matmul_mamf_heldout.json"), "configs/gpu_h100.yaml",
+          fitted=False)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,37 @@
+#!/usr/bin/python3
+"""configs/calibration/published_gemm_fit.py (docs/gpu.md#the-a100-configurations): both A100
+configurations hold the scans' best gpu.matmul.mma_efficiency and int8_mma_share, the fitted rows
+come out within 5% (bf16 MAMF) and 20% (int8, M >= 1024) at those values, and the held-out H100
+rows are printed.
+Usage: test_published_gemm_fit.py SOURCE_DIR SIM."""
+import os
+import re
+import subprocess
+import sys
+
+src, sim = sys.argv[1], sys.argv[2]
+out = subprocess.run([sys.executable, os.path.join(src, "configs", "calibration", "published_gemm_fit.py"), "--sim", sim,
+                      "-j", "2"], cwd=src, capture_output=True, text=True)
+failures = []
+if out.returncode != 0:
+    failures.append(f"exit {out.returncode}: {out.stderr}")
+else:
+    eff = re.search(r"^best: mma_efficiency ([\d.]+) ", out.stdout, re.M)
+    share = re.search(r"^best: int8_mma_share ([\d.]+) ", out.stdout, re.M)
+    configs = re.findall(r"^config: (\S+) mma_efficiency ([\d.]+) int8_mma_share ([\d.]+)$", out.stdout, re.M)
+    rows = re.findall(r"^  (\d+)\s+(\d+)\s+(\d+)\s+(\w+)\s+(yes|-)\s+([\d.]+)\s+([\d.]+)\s+([+-][\d.]+)%$", out.stdout, re.M)
+    if not eff or not share or len(configs) != 2 or len(rows) != 2 + 18 + 3:
+        failures.append(f"unexpected output:\n{out.stdout}")
+    else:
+        for path, e, s in configs:
+            if (float(e), float(s)) != (float(eff[1]), float(share[1])):
+                failures.append(f"{path}: mma_efficiency {e} int8_mma_share {s}; the fit's best is {eff[1]}, {share[1]}")
+        for m, n, k, dtype, fit, _, _, err in rows:
+            limit = 5.0 if dtype == "bf16" else 20.0
+            if fit == "yes" and abs(float(err)) > limit:
+                failures.append(f"fitted row {m}x{n}x{k} {dtype}: {err}% (limit {limit}%)")
+        if sum(1 for r in rows if r[4] == "yes") != 2 + 4:
+            failures.append("expected 2 bf16 and 4 int8 fitted rows")
+for f in failures:
+    print("FAIL:", f)
+sys.exit(1 if failures else 0)
