@@ -4,7 +4,9 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
@@ -54,9 +56,14 @@ inline void write_text(const std::string& path, const std::string& text) {
 }
 
 // A fresh scratch directory under the build tree for one test.
+// A folder for this test process's files. Emptied the first time the process asks for it: a
+// folder left by an earlier run whose process had the same id would otherwise hold its files
+// (a sweep's --out refuses a folder that already holds a sweep).
 inline std::string scratch_dir(const std::string& name) {
+  static std::set<std::string> made;
   const std::string d = env_or("TMPDIR", "/tmp") + "/npusim_test_" + name + "_" + std::to_string(::getpid());
-  std::system(("mkdir -p '" + d + "'").c_str());
+  if (made.insert(d).second) std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
   return d;
 }
 

@@ -1,16 +1,16 @@
 #!/usr/bin/python3
-"""configs/calibration/published_gemm_fit.py (docs/gpu.md#the-a100-configurations): both A100
-configurations hold the scans' best gpu.matmul.mma_efficiency and int8_mma_share, the fitted rows
-come out within 5% (bf16 MAMF) and 20% (int8, M >= 1024) at those values, and the held-out H100
-rows are printed.
-Usage: test_published_gemm_fit.py SOURCE_DIR SIM."""
+"""configs/calibration/published_kernel_fit.py (docs/gpu.md#the-a100-configurations): both A100
+configurations hold the scans' best gpu.matmul.mma_efficiency and int8_mma_share and the
+gpu.hbm.efficiency their measured bandwidth gives, the fitted rows come out within 5% (bf16 MAMF)
+and 20% (int8, M >= 1024) at those values, and the held-out H100 rows are printed.
+Usage: test_published_kernel_fit.py SOURCE_DIR SIM."""
 import os
 import re
 import subprocess
 import sys
 
 src, sim = sys.argv[1], sys.argv[2]
-out = subprocess.run([sys.executable, os.path.join(src, "configs", "calibration", "published_gemm_fit.py"), "--sim", sim,
+out = subprocess.run([sys.executable, os.path.join(src, "configs", "calibration", "published_kernel_fit.py"), "--sim", sim,
                       "-j", "2"], cwd=src, capture_output=True, text=True)
 failures = []
 if out.returncode != 0:
@@ -20,12 +20,16 @@ else:
     share = re.search(r"^best: int8_mma_share ([\d.]+) ", out.stdout, re.M)
     configs = re.findall(r"^config: (\S+) mma_efficiency ([\d.]+) int8_mma_share ([\d.]+)$", out.stdout, re.M)
     rows = re.findall(r"^  (\d+)\s+(\d+)\s+(\d+)\s+(\w+)\s+(yes|-)\s+([\d.]+)\s+([\d.]+)\s+([+-][\d.]+)%$", out.stdout, re.M)
-    if not eff or not share or len(configs) != 2 or len(rows) != 2 + 18 + 3:
+    hbm = re.findall(r"^hbm: (\S+) measured [\d.]+ of [\d.]+ GB/s fit ([\d.]+) config ([\d.]+)$", out.stdout, re.M)
+    if not eff or not share or len(configs) != 2 or len(hbm) != 2 or len(rows) != 2 + 18 + 3:
         failures.append(f"unexpected output:\n{out.stdout}")
     else:
         for path, e, s in configs:
             if (float(e), float(s)) != (float(eff[1]), float(share[1])):
                 failures.append(f"{path}: mma_efficiency {e} int8_mma_share {s}; the fit's best is {eff[1]}, {share[1]}")
+        for path, fit, conf in hbm:
+            if float(fit) != float(conf):
+                failures.append(f"{path}: gpu.hbm.efficiency {conf}; the measured bandwidth gives {fit}")
         for m, n, k, dtype, fit, _, _, err in rows:
             limit = 5.0 if dtype == "bf16" else 20.0
             if fit == "yes" and abs(float(err)) > limit:

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""The A100's tensor-core keys fitted on published GEMM measurements, and the H100 judged on the
-same kind of rows (docs/gpu.md#the-a100-configurations). Needs no GPU: every row runs as the
-library plan of `sim zoo op matmul` (`--launch graph`, the kernel's time) on a configuration.
+"""The A100's tensor-core and HBM keys fitted on published kernel measurements, and the H100 judged
+on the same kind of GEMM rows (docs/gpu.md#the-a100-configurations). Needs no GPU: every GEMM row
+runs as the library plan of `sim zoo op matmul` (`--launch graph`, the kernel's time) on a
+configuration.
 
   a100_matmul_mamf.json          bf16 Maximum Achievable Matmul FLOPS of an A100 SXM (stas00/
                                  ml-engineering): gpu.matmul.mma_efficiency is the value of the
@@ -9,10 +10,13 @@ library plan of `sim zoo op matmul` (`--launch graph`, the kernel's time) on a c
   a100_int8_gemm_sglang.json     int8 GEMMs on an A100 (sglang PR 2752): gpu.matmul.int8_mma_share
                                  likewise over the rows marked fit (M >= 1024), at that efficiency
   h100_matmul_mamf_heldout.json  bf16 and fp8 MAMF of an H100 SXM: held out, printed
+  a100_stream_gpubenches.json    STREAM-like bandwidth of an A100 80GB and a 40GB (te42kyfo/
+                                 gpu-benches): gpu.hbm.efficiency = the measured GB/s over the
+                                 datasheet's, two decimals
 
 Prints each scan, `best:` lines, `config:` (what configs/gpu_a100_80gb.yaml and gpu_a100.yaml
-hold, which must agree) and every row at the configurations' values.
-Usage: configs/calibration/published_gemm_fit.py [--sim build/sim] [-j N]
+hold, which must agree), every row at the configurations' values and `hbm:` lines (fit, config).
+Usage: configs/calibration/published_kernel_fit.py [--sim build/sim] [-j N]
 """
 import argparse
 import concurrent.futures
@@ -42,6 +46,15 @@ def config_value(path, key):
         m = re.search(r"^\s+%s:\s*([0-9.]+)" % key, f.read(), re.M)
     if not m:
         sys.exit("%s: no %s" % (path, key))
+    return float(m.group(1))
+
+
+def hbm_efficiency(path):
+    """gpu.hbm.efficiency of a config (the `efficiency:` line after `hbm:`)."""
+    with open(os.path.join(ROOT, path)) as f:
+        m = re.search(r"^  hbm:\n(?:    .*\n)*?    efficiency:\s*([0-9.]+)", f.read(), re.M)
+    if not m:
+        sys.exit("%s: no gpu.hbm.efficiency" % path)
     return float(m.group(1))
 
 
@@ -105,6 +118,16 @@ def table(sim, name, rs, hw, fitted=True):
                                                                   100 * (p - meas) / meas))
 
 
+def hbm_fits():
+    """(config, measured GB/s, datasheet GB/s, efficiency to two decimals) of each A100 board."""
+    with open(os.path.join(HERE, "a100_stream_gpubenches.json")) as f:
+        r80, r40 = json.load(f)["rows"]
+    per_gpu = sorted(r40["gbps_per_gpu"])
+    median40 = (per_gpu[len(per_gpu) // 2 - 1] + per_gpu[len(per_gpu) // 2]) / 2
+    return [(A100_CONFIGS[0], r80["scale_gbps"], r80["peak_gbps"], round(r80["scale_gbps"] / r80["peak_gbps"], 2)),
+            (A100_CONFIGS[1], median40, r40["peak_gbps"], round(median40 / r40["peak_gbps"], 2))]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sim", default=os.path.join(ROOT, "build", "sim"))
@@ -123,6 +146,8 @@ def main():
                                                                         config_value(c, "int8_mma_share")))
     table(sim, "a100_matmul_mamf.json", mamf, hw)
     table(sim, "a100_int8_gemm_sglang.json", rows("a100_int8_gemm_sglang.json"), hw)
+    for c, gbps, peak, fit in hbm_fits():
+        print("hbm: %s measured %.0f of %.0f GB/s fit %.2f config %.2f" % (c, gbps, peak, fit, hbm_efficiency(c)))
     table(sim, "h100_matmul_mamf_heldout.json (held out)", rows("h100_matmul_mamf_heldout.json"), "configs/gpu_h100.yaml",
           fitted=False)
 
