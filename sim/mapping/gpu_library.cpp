@@ -228,10 +228,16 @@ std::vector<KernelCandidate> attention_candidates(const AttentionProblem& a, con
   // (decode) a 16-row tile, its keys split over enough programs to fill the SMs (flash-decoding).
   // Keys and values as one tensor (FlashMLA over the latent cache): 64 heads' rows by 64 or 32
   // keys, each key slice loaded once for QK^T and PV, the keys split over the SMs as in decoding.
+  // Grouped-query decode: the query heads of a K/V head are one program's rows, so each K/V slice
+  // is read once for the group (FlashAttention-2's seqlenq_ngroups_swapped, FlashInfer's head-group
+  // fusion).
   struct Tile { int64_t tm, tk; int warps; };
+  const bool decode = a.sq <= 16;
+  const bool packed = decode && !a.shared_kv && a.kv_group > 1 && a.batch % a.kv_group == 0;
+  const int64_t batch = packed ? a.batch / a.kv_group : a.batch, sq = packed ? a.sq * a.kv_group : a.sq;
   std::vector<Tile> tiles = {{128, 64, 4}, {128, 128, 8}, {64, 64, 4}};
-  const bool split_keys = a.sq <= 16 || a.shared_kv;
-  if (a.sq <= 16) tiles = {{16, 128, 4}, {16, 64, 4}};
+  const bool split_keys = decode || a.shared_kv;
+  if (decode) tiles = sq <= 16 ? std::vector<Tile>{{16, 128, 4}, {16, 64, 4}} : std::vector<Tile>{{64, 64, 4}, {64, 128, 4}};
   if (a.shared_kv) tiles = {{64, 64, 8}, {64, 32, 4}, {16, 32, 4}};
   // A query/key head wider than the value's (MLA's 192 and 128): the plan's head dim is their
   // mean, which gives QK^T + PV their flops and each key step its K and V bytes.
@@ -246,15 +252,15 @@ std::vector<KernelCandidate> attention_candidates(const AttentionProblem& a, con
     s.dtype = a.dtype;
     s.shared_kv = a.shared_kv;
     s.tm = t.tm, s.tn = d, s.tk = t.tk, s.warps = t.warps, s.stages = 2;
-    s.m = a.sq, s.n = d;
+    s.m = sq, s.n = d;
     int64_t splits = 1;
-    const int64_t programs = a.batch * ceil_div(a.sq, t.tm);
+    const int64_t programs = batch * ceil_div(sq, t.tm);
     if (split_keys) {  // flash-decoding: split the keys until the programs fill the SMs twice
       const int64_t key_tiles = ceil_div(a.skv, t.tk);
       splits = std::clamp<int64_t>(ceil_div(2 * int64_t{p.num_sms}, programs), 1, key_tiles);
     }
     s.k = ceil_div(a.skv, splits);
-    s.batch = a.batch * splits;
+    s.batch = batch * splits;
     // Q tile + two stages of K and V slices (of the one slice when K is V).
     s.sram_bytes = (t.tm * d + 2 * (a.shared_kv ? 1 : 2) * t.tk * d) * gpu::data_type_bytes(a.dtype);
     if (s.sram_bytes > smem_limit(p)) continue;
@@ -263,6 +269,7 @@ std::vector<KernelCandidate> attention_candidates(const AttentionProblem& a, con
     s.warps_per_processor = static_cast<int>(s.slots) * t.warps;
     std::string name = "flash " + std::to_string(t.tm) + "x" + std::to_string(t.tk) + ":" + std::to_string(t.warps) +
                        (hopper ? " (FA3)" : " (FA2)");
+    if (packed) name += " " + std::to_string(a.kv_group) + " heads a K/V";
     if (splits > 1) name += " split-KV " + std::to_string(splits);
     out.push_back({name, single_matmul_plan(s, p.num_sms, p.smem_per_sm_bytes)});
   }
@@ -494,16 +501,18 @@ struct Builder {
       a.d = pv->output_shapes.at(0).back();
       if (l.input_shapes.size() >= 2 && !l.input_shapes[0].empty() && l.input_shapes[0].back() != a.d) a.dk = l.input_shapes[0].back();
       a.shared_kv = shared;
+      if (const int64_t gk = repeat_factor(in(l, 1)); gk > 1 && gk == repeat_factor(in(*pv, 1))) a.kv_group = gk;
       a.causal = mask != nullptr && sq > 1;
       a.dtype = ark_data_type(g.tensor(out0(*pv)).dtype);
       const int64_t dk = a.dk > 0 ? a.dk : a.d;
       pat.shape = shape_text({{"batch_heads", a.batch}, {"q", sq}, {"kv", skv}, {"d", a.d}}) + (a.dk > 0 ? " dk " + std::to_string(a.dk) : "") +
-                  (a.shared_kv ? " shared kv" : "") + (a.causal ? " causal" : "");
+                  (a.kv_group > 1 ? " gqa " + std::to_string(a.kv_group) : "") + (a.shared_kv ? " shared kv" : "") + (a.causal ? " causal" : "");
       const double seen = a.causal ? (static_cast<double>(skv) - static_cast<double>(sq) / 2) / static_cast<double>(skv) : 1;
       pat.macs = static_cast<double>(a.batch * sq) * static_cast<double>(skv * (dk + a.d)) * seen;
-      // Q and K of dk, V and O of d; keys that are the values read once.
+      // Q and K of dk, V and O of d; keys that are the values read once, a K/V head once for its group.
       pat.min_bytes = gpu::data_type_bytes(a.dtype) * static_cast<double>(a.batch) *
-                      static_cast<double>(sq * dk + skv * dk + (a.shared_kv ? 0 : skv * a.d) + sq * a.d);
+                      (static_cast<double>(sq * dk + sq * a.d) +
+                       static_cast<double>(skv * dk + (a.shared_kv ? 0 : skv * a.d)) / static_cast<double>(a.kv_group));
       patterns.push_back(pat);
     }
   }
@@ -523,6 +532,22 @@ struct Builder {
     kern.macs = pat.macs;
     kern.flops = 2 * pat.macs;
     kern.min_bytes = pat.min_bytes;
+  }
+
+  // How many times a K/V head is repeated for grouped-query attention: the concat of one tensor
+  // with itself behind t's views (repeat_kv); 1 when there is none.
+  int64_t repeat_factor(int t) const {
+    for (int guard = 0; guard < 8 && valid(t); ++guard) {
+      const int maker = g.tensor(t).producer;
+      if (maker < 0) return 1;
+      const Layer& l = g.layers[static_cast<size_t>(maker)];
+      if (l.op == OpKind::Concat && l.inputs.size() > 1 &&
+          std::all_of(l.inputs.begin(), l.inputs.end(), [&](int x) { return x == l.inputs[0]; }))
+        return static_cast<int64_t>(l.inputs.size());
+      if (l.op != OpKind::Transpose && l.op != OpKind::Reshape) return 1;
+      t = in(l, 0);
+    }
+    return 1;
   }
 
   // The tensor a chain of transposes and reshapes views.

@@ -129,6 +129,7 @@ struct AttentionProblem {
   int64_t dk = 0;          // query/key head dim when it differs from the value's d (MLA: 192 and 128); 0: d
   bool causal = false;
   bool shared_kv = false;  // the values are the keys (MLA's absorbed decode over the latent cache)
+  int64_t kv_group = 1;    // query heads per K/V head (grouped-query attention; batch counts query heads)
   gpu::DataType dtype = gpu::DataType::FP16;
 };
 // Empty when no tile of the head dim fits the shared memory.

@@ -103,7 +103,9 @@ TEST(GpuLibrary, LlamaPrefillIsCausalGroupedQueryAttentionAndItsLmHeadTakesTheLa
   const auto it = std::find_if(plan.kernels.begin(), plan.kernels.end(),
                                [](const auto& k) { return k.cls == KernelClass::Attention; });
   ASSERT_NE(it, plan.kernels.end());
-  EXPECT_NE(it->shape.find("batch_heads=128 q=64 kv=64 d=128 causal"), std::string::npos) << it->shape;
+  EXPECT_NE(it->shape.find("batch_heads=128 q=64 kv=64 d=128 gqa 8 causal"), std::string::npos) << it->shape;
+  // A prefill's query heads keep a program each (FlashAttention-2 packs them only to decode).
+  EXPECT_EQ(it->candidates[0].schedule.find("heads a K/V"), std::string::npos) << it->candidates[0].schedule;
   // The K / V heads repeated for the 64 query heads are read in place: no copy kernel for them.
   for (const auto& k : plan.kernels)
     for (const auto& op : k.ir_ops)
@@ -144,6 +146,21 @@ TEST(GpuLibrary, ADecodeStepReadsTheCacheInPlaceAndSplitsItsKeys) {
     EXPECT_NE(k.candidates[0].schedule.find("split-KV 9"), std::string::npos) << k.candidates[0].schedule;
   }
   EXPECT_EQ(attention, 1);
+}
+
+// Grouped-query decode (docs/gpu_library.md#attention): the 8 query heads of a K/V head are one
+// program's rows, so each K/V head's cache is read once: 2 sequences x 64 query heads over 4097
+// keys of llama2-70b (8 K/V heads) move 2 B x 128 x (2 x 128 + 2 x 4097 x 128 / 8), and 16
+// programs (2 x 8 K/V heads) fill the 132 SMs twice with the keys split in 17.
+TEST(GpuLibrary, AGroupedQueryDecodeReadsEachKvHeadOnceForItsGroup) {
+  const mapping::LibraryPlan plan = mapping::library_plan(transformer("llama2-70b", 2, 1, 1, "fp16", 4096), round_gpu_params(), {});
+  const auto it = std::find_if(plan.kernels.begin(), plan.kernels.end(), [](const auto& k) { return k.cls == KernelClass::Attention; });
+  ASSERT_NE(it, plan.kernels.end());
+  EXPECT_NE(it->shape.find("batch_heads=128 q=1 kv=4097 d=128 gqa 8"), std::string::npos) << it->shape;
+  EXPECT_DOUBLE_EQ(it->min_bytes, 2.0 * 128 * (2 * 128 + 2 * 4097 * 128 / 8.0));
+  EXPECT_DOUBLE_EQ(it->macs, 128.0 * 4097 * 256);  // unchanged: every head attends every key
+  ASSERT_FALSE(it->candidates.empty());
+  EXPECT_NE(it->candidates[0].schedule.find("8 heads a K/V split-KV 17"), std::string::npos) << it->candidates[0].schedule;
 }
 
 // DeepSeek's latent attention (docs/llm_models.md#multi-head-latent-attention): a decode step
