@@ -243,6 +243,20 @@ std::vector<KernelCandidate> attention_candidates(const AttentionProblem& a, con
   // mean, which gives QK^T + PV their flops and each key step its K and V bytes.
   const int64_t d = a.dk > 0 && a.dk != a.d ? (a.dk + a.d + 1) / 2 : a.d;
   const bool hopper = p.arch == "CUDA_90";
+  // The kernels are compiled for a few head dims and run a head in the next one up, its extra
+  // columns zero (FlashAttention-2's HEADDIM_SWITCH: 32, 64, 96, 128, 160, 192, 224, 256;
+  // FlashAttention-3's 64, 96, 128, 192, 256): the tile's math and shared memory take the padded
+  // width, its loads the head's own.
+  int64_t d_tile = d;
+  if (a.dk == 0 && !a.shared_kv) {
+    const std::vector<int64_t> dims = hopper ? std::vector<int64_t>{64, 96, 128, 192, 256}
+                                             : std::vector<int64_t>{32, 64, 96, 128, 160, 192, 224, 256};
+    for (const int64_t x : dims)
+      if (d <= x) {
+        d_tile = x;
+        break;
+      }
+  }
   std::vector<KernelCandidate> out;
   for (const Tile& t : tiles) {
     MatmulPlanSpec s;
@@ -251,7 +265,7 @@ std::vector<KernelCandidate> attention_candidates(const AttentionProblem& a, con
     s.softmax_overlap = hopper;  // FlashAttention-3's ping-pong warpgroups
     s.dtype = a.dtype;
     s.shared_kv = a.shared_kv;
-    s.tm = t.tm, s.tn = d, s.tk = t.tk, s.warps = t.warps, s.stages = 2;
+    s.tm = t.tm, s.tn = d_tile, s.tk = t.tk, s.warps = t.warps, s.stages = 2;
     s.m = sq, s.n = d;
     int64_t splits = 1;
     const int64_t programs = batch * ceil_div(sq, t.tm);
@@ -262,7 +276,7 @@ std::vector<KernelCandidate> attention_candidates(const AttentionProblem& a, con
     s.k = ceil_div(a.skv, splits);
     s.batch = batch * splits;
     // Q tile + two stages of K and V slices (of the one slice when K is V).
-    s.sram_bytes = (t.tm * d + 2 * (a.shared_kv ? 1 : 2) * t.tk * d) * gpu::data_type_bytes(a.dtype);
+    s.sram_bytes = (t.tm * d_tile + 2 * (a.shared_kv ? 1 : 2) * t.tk * d_tile) * gpu::data_type_bytes(a.dtype);
     if (s.sram_bytes > smem_limit(p)) continue;
     s.slots = std::max<int64_t>(
         1, std::min<int64_t>(p.max_warps_per_block / t.warps, models::blocks_by_smem(p.smem_per_sm_bytes, s.sram_bytes)));

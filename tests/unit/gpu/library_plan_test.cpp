@@ -279,6 +279,26 @@ TEST(GpuLibrary, CausalTilesSkipTheKeysAfterTheirLastQuery) {
   EXPECT_EQ(op.cost.flops, 4LL * 512 * 64 * 256);
 }
 
+// A head of 80 runs in the kernels' next compiled width, 96 (FlashAttention-2 and -3 alike): the
+// tile's math takes 96 columns, its K/V loads the head's own 80.
+TEST(GpuLibrary, AnAttentionHeadRunsInTheNextCompiledHeadDim) {
+  mapping::AttentionProblem a;
+  a.batch = 4, a.sq = 256, a.skv = 256, a.d = 80;
+  models::GpuParams p = round_gpu_params();
+  for (const char* arch : {"CUDA_80", "CUDA_90"}) {
+    p.arch = arch;
+    const auto c = mapping::attention_candidates(a, p);
+    ASSERT_FALSE(c.empty()) << arch;
+    const models::MatmulTile t = models::matmul_tile(c[0].program.task_infos[0].ops[0], 0);
+    EXPECT_EQ(t.tn, 96) << arch;
+    EXPECT_EQ(t.n_valid, 80) << arch;
+  }
+  a.d = 64;  // a compiled width runs as itself
+  const auto c = mapping::attention_candidates(a, p);
+  ASSERT_FALSE(c.empty());
+  EXPECT_EQ(models::matmul_tile(c[0].program.task_infos[0].ops[0], 0).tn, 64);
+}
+
 TEST(GpuLibrary, ChainedKernelsKeepTheirOwnBuffersAndTaskInfos) {
   mapping::StreamKernelSpec s;
   s.elements = 4096;
