@@ -548,16 +548,19 @@ struct Builder {
     kern.min_bytes = pat.min_bytes;
   }
 
-  // How many times a K/V head is repeated for grouped-query attention: the concat of one tensor
-  // with itself behind t's views (repeat_kv); 1 when there is none.
+  // A concat of one tensor with itself: K/V heads repeated for grouped-query attention (repeat_kv).
+  static bool repeats_one_tensor(const Layer& l) {
+    return l.op == OpKind::Concat && l.inputs.size() > 1 &&
+           std::all_of(l.inputs.begin(), l.inputs.end(), [&](int x) { return x == l.inputs[0]; });
+  }
+
+  // How many times a K/V head is repeated behind t's views; 1 when it is not.
   int64_t repeat_factor(int t) const {
     for (int guard = 0; guard < 8 && valid(t); ++guard) {
       const int maker = g.tensor(t).producer;
       if (maker < 0) return 1;
       const Layer& l = g.layers[static_cast<size_t>(maker)];
-      if (l.op == OpKind::Concat && l.inputs.size() > 1 &&
-          std::all_of(l.inputs.begin(), l.inputs.end(), [&](int x) { return x == l.inputs[0]; }))
-        return static_cast<int64_t>(l.inputs.size());
+      if (repeats_one_tensor(l)) return static_cast<int64_t>(l.inputs.size());
       if (l.op != OpKind::Transpose && l.op != OpKind::Reshape) return 1;
       t = in(l, 0);
     }
@@ -591,10 +594,7 @@ struct Builder {
       const bool used_here = used_only_by(t, k);
       const int maker = g.tensor(t).producer;
       // A K/V head repeated for grouped-query attention: FlashAttention indexes the shared head.
-      const bool repeat = maker >= 0 && g.layers[static_cast<size_t>(maker)].op == OpKind::Concat &&
-                          std::all_of(g.layers[static_cast<size_t>(maker)].inputs.begin(),
-                                      g.layers[static_cast<size_t>(maker)].inputs.end(),
-                                      [&](int x) { return x == g.layers[static_cast<size_t>(maker)].inputs[0]; });
+      const bool repeat = maker >= 0 && repeats_one_tensor(g.layers[static_cast<size_t>(maker)]);
       if (maker < 0 || (!single_use(t) && !repeat && !used_here)) return;
       const Layer& l = g.layers[static_cast<size_t>(maker)];
       const bool cache = l.op == OpKind::Concat && !repeat && !l.inputs.empty() && valid(in(l, 0)) &&
