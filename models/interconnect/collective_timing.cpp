@@ -165,6 +165,10 @@ std::optional<CollectiveTuning> CollectiveTuning::nccl(const std::string& gen) {
   }
   t.ring_ll128_ch_gbps = ring_ll128[g];
   t.nvls_efficiency = rccl ? 0 : nvls_eff[g];
+  // RCCL's tuning.cc: LL128 is enabled by default only on gfx90a (MI200), and tree with Simple is
+  // not a candidate on gfx94x (MI300) inside one node.
+  t.ll128 = !rccl;
+  t.tree_simple_in_node = !rccl;
   return t;
 }
 
@@ -216,6 +220,8 @@ std::optional<CollectivePlan> tuned_plan(const std::string& kind, int n, double 
     }
     for (Protocol pr : {Protocol::LL, Protocol::LL128, Protocol::Simple}) {
       if (t.protocol && pr != *t.protocol) continue;
+      if (!t.protocol && pr == Protocol::LL128 && !t.ll128) continue;  // a forced protocol still runs
+      if (!t.protocol && a == CollectiveAlgo::Tree && pr == Protocol::Simple && !multi && !t.tree_simple_in_node) continue;
       if (a == CollectiveAlgo::Nvls && pr != Protocol::Simple) continue;
       const int pi = static_cast<int>(pr);
       double bus = B, lat_us = 0;  // bus bandwidth (GB/s), latency (us)

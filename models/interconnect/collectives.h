@@ -48,6 +48,8 @@ struct CollectiveTuning {
   double net_step_us[2][3]{}; // per step between nodes
   double nvls_us = 25, nvls_net_us = 18;
   double nvls_efficiency = 0;  // share of the port rate in-switch reduction reaches (0: none)
+  bool ll128 = true;           // LL128 among the tuner's protocols (RCCL enables it on gfx90a only)
+  bool tree_simple_in_node = true;  // tree with Simple inside one node (RCCL skips it on gfx94x)
   double ll_max_gbps[3]{};     // LL bus bandwidth cap by node count 1, 2, >2
   double ring_ll128_ch_gbps = 0, tree_ch_gbps[3]{}, tree_ll128_ch_gbps[3]{};
   double net_overhead_us = 1;  // per inter-node step (x3 with Simple): NCCL's NET_OVERHEAD on x86

@@ -236,4 +236,24 @@ TEST(NcclModel, AFullMeshUsesAllPairsForLargeMessages) {
   EXPECT_LT(p->time_ns, 2 * 7.0 / 8 * 1e9 / 48);  // faster than any ring could be
 }
 
+// RCCL on MI300X (gfx942): LL128 is not among its default protocols and tree with Simple is not a
+// candidate inside a node, so the tuner picks from LL and Simple (and a forced protocol still runs).
+TEST(NcclModel, RcclOnMi300xPicksLlOrSimple) {
+  const CollectiveTuning t = *CollectiveTuning::nccl("cdna3");
+  EXPECT_FALSE(t.ll128);
+  for (const double size : {1024.0, 1048576.0, 8388608.0, 67108864.0, 1e9}) {
+    const auto p = tuned_plan("all_reduce", 8, size, params(Topology::FullyConnected, 48, 2000), t, std::nullopt);
+    ASSERT_TRUE(p) << size;
+    EXPECT_NE(p->protocol, Protocol::LL128) << size;
+    EXPECT_FALSE(p->algo == CollectiveAlgo::Tree && p->protocol == Protocol::Simple) << size;
+  }
+  CollectiveTuning forced = t;
+  forced.protocol = Protocol::LL128;
+  const auto p = tuned_plan("all_reduce", 8, 8388608.0, params(Topology::FullyConnected, 48, 2000), forced, std::nullopt);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->protocol, Protocol::LL128);
+  // NCCL keeps LL128 on Hopper.
+  EXPECT_TRUE(CollectiveTuning::nccl("hopper")->ll128);
+}
+
 }  // namespace
