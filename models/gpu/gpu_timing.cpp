@@ -360,16 +360,21 @@ TaskDemand task_demand(const GpuParams& p, const gpu::Op& op, int own_rank, int 
   const double math_own = d.sm_math_cycles / slot_math_share(p, slot_warps);
   if (op.config.row_loop_passes > 0) {
     // A looped row kernel (docs/gpu_library.md#looped-row-kernels): its steps wait one load round
-    // trip each, from wherever the row is on the first pass and from the L2 on later ones; the
-    // arithmetic and the block reductions add to that chain.
+    // trip each, from wherever the row is on the first pass; later passes find it in the L2 as far
+    // as the rows in flight fit there, the rest comes from HBM again. The arithmetic and the block
+    // reductions add to that chain.
     const double miss = local > 0 ? std::clamp(hbm_bytes_per_task / local, 0.0, 1.0) : 0.0;
     const double first = p.l2_latency_cycles + miss * (p.hbm_latency_cycles - p.l2_latency_cycles);
+    const double reread_miss = op.config.row_resident_bytes > static_cast<double>(p.l2_bytes)
+                                   ? 1.0 - static_cast<double>(p.l2_bytes) / op.config.row_resident_bytes
+                                   : 0.0;
+    const double later = p.l2_latency_cycles + reread_miss * (p.hbm_latency_cycles - p.l2_latency_cycles);
     const double iters = static_cast<double>(op.config.row_loop_iters);
-    d.own_cycles += iters * first + (op.config.row_loop_passes - 1) * iters * p.l2_latency_cycles +
+    d.own_cycles += iters * first + (op.config.row_loop_passes - 1) * iters * later +
                     op.config.row_reduce_steps * p.reduce_step_cycles + math_own;
     d.own_limiter = Limiter::Latency;
     d.l2_bytes = d.l2_slice_bytes = local + op.config.row_reread_bytes;
-    d.hbm_bytes = std::min(hbm_bytes_per_task, local);
+    d.hbm_bytes = std::min(hbm_bytes_per_task, local) + reread_miss * op.config.row_reread_bytes;
     return d;
   }
   const double mem_own = local + remote > 0 ? p.hbm_latency_cycles + (local + remote) / slot_memory_rate(p, slot_warps) : 0;

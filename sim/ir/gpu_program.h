@@ -126,11 +126,13 @@ struct OpConfig {
   // A looped row kernel (PyTorch's native norms and softmax, vLLM's rms_norm; docs/gpu_library.md#looped-row-kernels):
   // each task, one thread block, walks its row row_loop_passes times in row_loop_iters steps that
   // each wait one load round trip, with row_reduce_steps shuffle / shared-memory steps of block
-  // reductions; the passes after the first re-read row_reread_bytes (per task) from the L2.
+  // reductions; the passes after the first re-read row_reread_bytes (per task), from the L2 as far
+  // as the rows resident at once (row_resident_bytes: what they all read and write) fit in it.
   int row_loop_passes = 0;  // 0: not a looped row kernel
   int64_t row_loop_iters = 0;
   int row_reduce_steps = 0;
   double row_reread_bytes = 0;
+  double row_resident_bytes = 0;
   std::string impl_type;     // Reduce: "WarpWise" / "ElementWise"
   std::string channel_type;  // Send/Recv/SendDone/DeviceSync: "Proxy" / "Sm"
   std::string packet_type;   // *Packet: "mscclpp::LL8Packet" / "mscclpp::LL16Packet"

@@ -320,6 +320,10 @@ gpu::Program single_rowwise_plan(const RowKernelSpec& s, int num_sms) {
     op.config.row_reduce_steps = s.reduce_steps;
     op.config.row_reread_bytes = static_cast<double>(s.loop_passes - 1) * s.row_inputs * static_cast<double>(s.cols) *
                                  gpu::data_type_bytes(s.dtype);
+    // Between a row's first pass and its re-read, the other rows in flight read and write theirs.
+    const double resident_rows = static_cast<double>(std::min<int64_t>(s.rows, int64_t{num_sms} * s.programs_per_sm));
+    op.config.row_resident_bytes = resident_rows * (s.row_inputs + s.row_outputs) * static_cast<double>(s.cols) *
+                                   gpu::data_type_bytes(s.dtype);
   }
   place_single_op(p, op, num_sms, s.programs_per_sm, static_cast<int>(s.programs_per_sm * s.warps));
   // The kernel's own arithmetic replaces ARK's one flop per output element.

@@ -89,3 +89,38 @@ TEST(GpuRowwise, ALoopedRowKernelWaitsOneRoundTripPerStep) {
   bad.loop_passes = -1;
   EXPECT_THROW(mapping::single_rowwise_plan(bad, 132), InternalError);
 }
+
+// docs/gpu_library.md#looped-row-kernels: a later pass finds the row in the L2 only as far as the
+// rows in flight (what they read and write) fit there; the rest waits on HBM and moves again.
+TEST(GpuRowwise, ALoopedRowKernelReReadsFromHbmWhatTheL2CannotHold) {
+  models::GpuParams p = test::round_gpu_params();  // HBM 1000, L2 200, overhead 100, 256 flop/cycle
+  mapping::RowKernelSpec s;
+  s.name = "layer_norm";
+  s.rows = 10000, s.cols = 4096, s.dtype = gpu::DataType::FP16;
+  s.row_inputs = 1, s.col_vectors = 0, s.row_outputs = 1;
+  s.flops_per_element = 4;
+  s.warps = 32, s.programs_per_sm = 2;
+  s.loop_passes = 2, s.loop_iters = 4, s.reduce_steps = 12;
+  const gpu::Program plan = mapping::single_rowwise_plan(s, 132);
+  const gpu::Op& op = plan.task_infos[0].ops[0];
+  // 132 x 2 rows in flight, each reading and writing 4096 x 2 bytes.
+  EXPECT_DOUBLE_EQ(op.config.row_resident_bytes, 264.0 * 2 * 8192);
+  const double local = static_cast<double>(op.task_cost.bytes_read + op.task_cost.bytes_written);
+  // An L2 of a quarter of that keeps a quarter of the re-reads: 3/4 miss. Second pass: 4 steps of
+  // 200 + 0.75 x (1000 - 200) = 800 cycles; 100 + 4 x 1000 + 4 x 800 + 12 x 30 + 64 = 7724.
+  p.l2_bytes = 264 * 2 * 8192 / 4;
+  const models::TaskDemand small = models::task_demand(p, op, 0, 32, 0, local);
+  EXPECT_DOUBLE_EQ(small.own_cycles, 100 + 4000 + 3200 + 360 + 64);
+  EXPECT_DOUBLE_EQ(small.hbm_bytes, local + 0.75 * 8192);
+  EXPECT_DOUBLE_EQ(small.l2_bytes, local + 8192);
+  // An L2 that holds them all: every re-read hits, as before.
+  p.l2_bytes = 264 * 2 * 8192;
+  const models::TaskDemand fits = models::task_demand(p, op, 0, 32, 0, local);
+  EXPECT_DOUBLE_EQ(fits.own_cycles, 100 + 4000 + 800 + 360 + 64);
+  EXPECT_DOUBLE_EQ(fits.hbm_bytes, local);
+  // Fewer rows than slots: only the rows there are count.
+  mapping::RowKernelSpec few = s;
+  few.rows = 10;
+  EXPECT_DOUBLE_EQ(mapping::single_rowwise_plan(few, 132).task_infos[0].ops[0].config.row_resident_bytes,
+                   10.0 * 2 * 8192);
+}
