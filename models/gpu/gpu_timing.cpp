@@ -57,6 +57,7 @@ GpuParams GpuParams::read(const config::HwConfig& c) {
   p.bytes_in_flight_per_warp = p.warp_size * c.get_double("gpu.mem.bytes_in_flight_per_thread");
   p.task_overhead_cycles = c.get_double("gpu.task_overhead_cycles");
   p.reduce_step_cycles = c.get_double("gpu.row.reduce_step_cycles");
+  p.block_exchange_cycles = c.get_double("gpu.row.block_exchange_cycles");
   p.barrier_ns = c.get_double("gpu.barrier_ns");
   p.barrier_cycles = p.barrier_ns * p.clock_ghz;
   p.launch_overhead_cycles = c.get_double("gpu.launch_overhead_us") * 1000 * p.clock_ghz;
@@ -371,7 +372,8 @@ TaskDemand task_demand(const GpuParams& p, const gpu::Op& op, int own_rank, int 
     const double later = p.l2_latency_cycles + reread_miss * (p.hbm_latency_cycles - p.l2_latency_cycles);
     const double iters = static_cast<double>(op.config.row_loop_iters);
     d.own_cycles += iters * first + (op.config.row_loop_passes - 1) * iters * later +
-                    op.config.row_reduce_steps * p.reduce_step_cycles + math_own;
+                    op.config.row_reduce_steps * p.reduce_step_cycles +
+                    op.config.row_reduce_exchanges * p.block_exchange_cycles + math_own;
     d.own_limiter = Limiter::Latency;
     d.l2_bytes = d.l2_slice_bytes = local + op.config.row_reread_bytes;
     d.hbm_bytes = std::min(hbm_bytes_per_task, local) + reread_miss * op.config.row_reread_bytes;

@@ -58,6 +58,7 @@ struct GpuParams {
   double bytes_in_flight_per_warp = 2048;  // warp_size x gpu.mem.bytes_in_flight_per_thread
   double task_overhead_cycles = 200;
   double reduce_step_cycles = 30;       // one step of a block reduction (a shuffle and its add)
+  double block_exchange_cycles = 60;    // a block reduction's exchange between warps (store, barrier, load)
   double barrier_ns = 1000;             // as written (the report's critical-path tolerance)
   double barrier_cycles = 1830;
   double launch_overhead_cycles = 9150;
@@ -169,8 +170,11 @@ inline const std::vector<config::ParamDecl>& GpuParams::params() {
        "global loads one thread keeps outstanding in element-wise ops (16 B vector loads x 4 unrolled)", {}, r::rate},
       {"gpu.task_overhead_cycles", T::Double, "200", "cycles", "per task: index math, call, warp sync", {}, r::delay},
       {"gpu.row.reduce_step_cycles", T::Double, "30", "cycles",
-       "one step of a looped row kernel's block reduction: a warp shuffle and its add, or a shared-memory exchange "
-       "(docs/gpu_library.md#looped-row-kernels)",
+       "one step of a looped row kernel's reduction: a warp shuffle and its add (docs/gpu_library.md#looped-row-kernels)",
+       {}, r::delay},
+      {"gpu.row.block_exchange_cycles", T::Double, "60", "cycles",
+       "a looped row kernel's block reduction passing its warps' partials through shared memory: a store, a barrier "
+       "of the block's warps and a load (docs/gpu_library.md#looped-row-kernels)",
        {}, r::delay},
       {"gpu.barrier_ns", T::Double, "1000", "ns", "sync_gpu across processors: last arrival to release", {}, r::delay},
       {"gpu.launch_overhead_us", T::Double, "5", "us", "kernel launch to the first task, once per run", {}, r::delay},

@@ -125,12 +125,13 @@ struct OpConfig {
   bool shared_kv = false;         // attention: keys and values are one tensor (MLA's latent cache): one slice a step
   // A looped row kernel (PyTorch's native norms and softmax, vLLM's rms_norm; docs/gpu_library.md#looped-row-kernels):
   // each task, one thread block, walks its row row_loop_passes times in row_loop_iters steps that
-  // each wait one load round trip, with row_reduce_steps shuffle / shared-memory steps of block
-  // reductions; the passes after the first re-read row_reread_bytes (per task), from the L2 as far
+  // each wait one load round trip, with row_reduce_steps shuffles and row_reduce_exchanges
+  // shared-memory exchanges between warps of its reductions; the passes after the first re-read row_reread_bytes (per task), from the L2 as far
   // as the rows resident at once (row_resident_bytes: what they all read and write) fit in it.
   int row_loop_passes = 0;  // 0: not a looped row kernel
   int64_t row_loop_iters = 0;
   int row_reduce_steps = 0;
+  int row_reduce_exchanges = 0;
   double row_reread_bytes = 0;
   double row_resident_bytes = 0;
   std::string impl_type;     // Reduce: "WarpWise" / "ElementWise"

@@ -298,7 +298,8 @@ gpu::Program single_matmul_plan(const MatmulPlanSpec& s, int num_sms, int64_t sm
 
 gpu::Program single_rowwise_plan(const RowKernelSpec& s, int num_sms) {
   if (num_sms <= 0 || s.warps <= 0 || s.rows <= 0 || s.cols <= 0 || s.row_inputs < 0 || s.row_outputs < 0 ||
-      s.row_outputs + s.row_stats < 1 || s.col_vectors < 0 || s.row_stats < 0 || s.programs_per_sm <= 0 || s.loop_passes < 0)
+      s.row_outputs + s.row_stats < 1 || s.col_vectors < 0 || s.row_stats < 0 || s.programs_per_sm <= 0 || s.loop_passes < 0 ||
+      s.reduce_exchanges < 0)
     throw InternalError("single_rowwise_plan: bad spec");
   gpu::Program p;
   p.source = s.name + " " + std::to_string(s.rows) + "x" + std::to_string(s.cols);
@@ -318,6 +319,7 @@ gpu::Program single_rowwise_plan(const RowKernelSpec& s, int num_sms) {
     op.config.row_loop_passes = s.loop_passes;
     op.config.row_loop_iters = std::max<int64_t>(1, s.loop_iters);
     op.config.row_reduce_steps = s.reduce_steps;
+    op.config.row_reduce_exchanges = s.reduce_exchanges;
     op.config.row_reread_bytes = static_cast<double>(s.loop_passes - 1) * s.row_inputs * static_cast<double>(s.cols) *
                                  gpu::data_type_bytes(s.dtype);
     // Between a row's first pass and its re-read, the other rows in flight read and write theirs.

@@ -77,7 +77,8 @@ struct RowKernelSpec {
   // 0 passes is the one-pass kernel above.
   int loop_passes = 0;
   int64_t loop_iters = 0;
-  int reduce_steps = 0;
+  int reduce_steps = 0;      // warp shuffles of its reductions
+  int reduce_exchanges = 0;  // exchanges between warps through shared memory
 };
 gpu::Program single_rowwise_plan(const RowKernelSpec& s, int num_sms);
 

@@ -171,15 +171,13 @@ void looped_row_geometry(RowKernelSpec& s, ir::OpKind op, const models::GpuParam
   threads = std::min<int64_t>(int64_t{p.max_warps_per_block} * ws, (threads + ws - 1) / ws * ws);
   s.warps = static_cast<int>(threads / ws);
   s.loop_iters = std::max<int64_t>(1, (s.cols + threads * vector - 1) / (threads * vector));
-  // A block reduction: log2(warp) shuffles, then across the warps through shared memory (a
-  // store, a barrier, a load) and log2(warps) more shuffles.
+  // A block reduction: log2(warp) shuffles, then one exchange across the warps through shared
+  // memory (a store, a barrier, a load) and log2(warps) more shuffles.
   int steps = 0;
   for (int64_t n = ws; n > 1; n /= 2) ++steps;
-  if (s.warps > 1) {
-    steps += 2;
-    for (int64_t n = s.warps; n > 1; n /= 2) ++steps;
-  }
+  for (int64_t n = s.warps; n > 1; n /= 2) ++steps;
   s.reduce_steps = static_cast<int>(reductions) * steps;
+  s.reduce_exchanges = s.warps > 1 ? static_cast<int>(reductions) : 0;
   s.programs_per_sm = models::rowwise_programs_per_sm(p, s.warps, (s.row_inputs + s.col_vectors) * vector, 16);
 }
 

@@ -226,6 +226,7 @@ const std::vector<KeyCase> kCases = {
     {"gpu.mem.bytes_in_flight_per_thread", "32", "128", "bert"},
     {"gpu.task_overhead_cycles", "400", "100", "bert"},
     {"gpu.row.reduce_step_cycles", "300", "30", "bert_looped"},  // its softmax and norms reduce every row
+    {"gpu.row.block_exchange_cycles", "600", "60", "bert_looped"},  // ... across the warps of a block
     {"gpu.barrier_ns", "2000", "500", "bert"},                   // a barrier between every two ops
     {"gpu.launch_overhead_us", "10", "2.5", "mm4096"},
     {"gpu.launch.graph_gap_us", "2", "0.5", "bert_library"},     // a gap between every two kernels

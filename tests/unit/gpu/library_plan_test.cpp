@@ -331,20 +331,22 @@ TEST(GpuLibrary, LoopedRowKernelsTakeTheFrameworksLaunchGeometry) {
     return s;
   };
   // vLLM's rms_norm, 4096 columns: 1024 threads, 4 scalar steps a pass, 2 passes; a reduction of
-  // 5 shuffles, 2 shared-memory steps and 5 shuffles over the 32 warps; 2 blocks by warps
+  // 5 shuffles, an exchange through shared memory and 5 shuffles over the 32 warps; 2 blocks by warps
   // ((16 + 2) registers x 1024 threads x 4 B = 72 KiB would allow 3).
   const mapping::RowKernelSpec rms = geometry(ir::OpKind::RmsNorm, 4096, gpu::DataType::FP16, 1);
   EXPECT_EQ(rms.warps, 32);
   EXPECT_EQ(rms.loop_passes, 2);
   EXPECT_EQ(rms.loop_iters, 4);
-  EXPECT_EQ(rms.reduce_steps, 12);
+  EXPECT_EQ(rms.reduce_steps, 10);
+  EXPECT_EQ(rms.reduce_exchanges, 1);
   EXPECT_EQ(rms.programs_per_sm, 2);
   // PyTorch's layer_norm, 768 columns: 128 threads of 4-element loads, ceil(768 / 512) = 2 steps.
   const mapping::RowKernelSpec ln = geometry(ir::OpKind::LayerNorm, 768, gpu::DataType::FP16, 2);
   EXPECT_EQ(ln.warps, 4);
   EXPECT_EQ(ln.loop_passes, 2);
   EXPECT_EQ(ln.loop_iters, 2);
-  EXPECT_EQ(ln.reduce_steps, 5 + 2 + 2);
+  EXPECT_EQ(ln.reduce_steps, 5 + 2);
+  EXPECT_EQ(ln.reduce_exchanges, 1);
   // Softmax to 1024 columns: a warp per row holding 24 values, one pass, two warp reductions;
   // (16 + 24) registers x 32 threads x 4 B = 5 KiB: 51 warps.
   const mapping::RowKernelSpec warp = geometry(ir::OpKind::Softmax, 768, gpu::DataType::FP16, 0);
@@ -352,13 +354,15 @@ TEST(GpuLibrary, LoopedRowKernelsTakeTheFrameworksLaunchGeometry) {
   EXPECT_EQ(warp.loop_passes, 1);
   EXPECT_EQ(warp.loop_iters, 1);
   EXPECT_EQ(warp.reduce_steps, 10);
+  EXPECT_EQ(warp.reduce_exchanges, 0);  // a warp alone: shuffles only
   EXPECT_EQ(warp.programs_per_sm, 51);
   // Wider rows: 1024 threads of 16-byte loads (8 fp16) walk the row 3 times.
   const mapping::RowKernelSpec block = geometry(ir::OpKind::Softmax, 4096, gpu::DataType::FP16, 0);
   EXPECT_EQ(block.warps, 32);
   EXPECT_EQ(block.loop_passes, 3);
   EXPECT_EQ(block.loop_iters, 1);
-  EXPECT_EQ(block.reduce_steps, 24);
+  EXPECT_EQ(block.reduce_steps, 20);
+  EXPECT_EQ(block.reduce_exchanges, 2);
 }
 
 TEST(GpuLibrary, GemmCandidatesDropWhatCannotRunTheProblem) {

@@ -70,13 +70,14 @@ TEST(GpuRowwise, ALoopedRowKernelWaitsOneRoundTripPerStep) {
   s.row_inputs = 1, s.col_vectors = 1, s.row_outputs = 1;
   s.flops_per_element = 4;
   s.warps = 32, s.programs_per_sm = 2;
-  s.loop_passes = 2, s.loop_iters = 4, s.reduce_steps = 12;
+  s.loop_passes = 2, s.loop_iters = 4, s.reduce_steps = 10, s.reduce_exchanges = 1;
   const gpu::Program plan = mapping::single_rowwise_plan(s, 132);
   const gpu::Op& op = plan.task_infos[0].ops[0];
   EXPECT_EQ(op.config.row_loop_passes, 2);
+  EXPECT_EQ(op.config.row_reduce_exchanges, 1);
   EXPECT_EQ(op.config.row_reread_bytes, 4096 * 2);  // the second pass reads the row again
   const double local = static_cast<double>(op.task_cost.bytes_read + op.task_cost.bytes_written);
-  // Row from HBM: 100 + 4 x 1000 + 4 x 200 + 12 x 30 + 4 x 4096 / 256 = 5324 cycles.
+  // Row from HBM: 100 + 4 x 1000 + 4 x 200 + 10 x 30 + 1 x 60 + 4 x 4096 / 256 = 5324 cycles.
   const models::TaskDemand cold = models::task_demand(p, op, 0, 32, 0, local);
   EXPECT_DOUBLE_EQ(cold.own_cycles, 100 + 4000 + 800 + 360 + 64);
   EXPECT_DOUBLE_EQ(cold.l2_bytes, local + 4096 * 2);
@@ -85,6 +86,10 @@ TEST(GpuRowwise, ALoopedRowKernelWaitsOneRoundTripPerStep) {
   const models::TaskDemand warm = models::task_demand(p, op, 0, 32, 0, 0);
   EXPECT_DOUBLE_EQ(warm.own_cycles, 100 + 800 + 800 + 360 + 64);
   EXPECT_DOUBLE_EQ(warm.hbm_bytes, 0);
+  // A costlier exchange between warps adds its difference once per exchange.
+  models::GpuParams slow = p;
+  slow.block_exchange_cycles = 460;
+  EXPECT_DOUBLE_EQ(models::task_demand(slow, op, 0, 32, 0, local).own_cycles, cold.own_cycles + 400);
   mapping::RowKernelSpec bad = s;
   bad.loop_passes = -1;
   EXPECT_THROW(mapping::single_rowwise_plan(bad, 132), InternalError);
