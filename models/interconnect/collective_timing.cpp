@@ -131,21 +131,63 @@ double transfer_ns(const std::string& kind, CollectiveAlgo a, int n, double size
   return -1;
 }
 
+// One candidate as RCCL's tuner costs it (src/graph/tuning.cc under HIP: ncclTopoTuneModel and
+// ncclTopoGetAlgoTime; docs/system.md#rccl-on-mi300x). Bus bandwidth: the channels' (a full
+// mesh: every link of a device) x bwRatio, x the correction factor of log2(bytes / 64) for a tree
+// and a multi-node ring; algorithm bandwidth: a ring's x n / steps, a tree's x 0.5. Latency:
+// baseLat + the ring's steps x the link's hwLat (between nodes, 2 x nodes of them at the NET's) or
+// the tree's 2 x (members a node - 1) link and log2(nodes) NET latencies. nullopt: no bandwidth.
+std::optional<CollectivePlan> rccl_candidate(const std::string& kind, CollectiveAlgo a, Protocol pr, int n, double size,
+                                             const NetworkParams& net, const CollectiveTuning& t, int per_node) {
+  const bool multi = per_node > 0 && per_node < n;
+  const int nodes = multi ? (n + per_node - 1) / per_node : 1, ppn = multi ? per_node : n;
+  const int pi = static_cast<int>(pr), ai = a == CollectiveAlgo::Tree ? 0 : 1;
+  const int log_size = std::clamp(static_cast<int>(std::floor(std::log2(std::max(1.0, size / 64)))), 0, 26);
+  double ratio = t.rccl_bw_ratio[nodes <= 2 ? 0 : 1][ai][pi];
+  if (a == CollectiveAlgo::Tree) ratio *= t.rccl_tree_correction[pi][log_size];
+  else if (multi) ratio *= t.rccl_ring_correction[pi][log_size];
+  if (ratio <= 0) return std::nullopt;
+  double lat_us = t.base_us[ai][pi];
+  if (a == CollectiveAlgo::Tree) {
+    lat_us += 2 * ((ppn - 1) * t.step_us[0][pi] + floor_log2(nodes) * t.net_step_us[0][pi]);
+  } else {
+    const int steps = kind == "all_reduce" ? 2 * (n - 1) : n - 1;
+    const int inter = !multi ? 0 : kind == "all_reduce" ? 2 * nodes : nodes - 1;
+    double intra = t.step_us[1][pi];
+    if (multi) intra = std::max(intra, t.net_overhead_us * (pr == Protocol::Simple ? 3 : 1));
+    lat_us += (steps - inter) * intra + inter * t.net_step_us[1][pi];
+  }
+  CollectivePlan p;
+  p.algo = a;
+  p.protocol = pr;
+  p.channels = t.channels;  // RCCL's time does not scale its bandwidth by the channels a size uses
+  // The share of each link's rate: the ratio over the links this plan's steps use. A tree's
+  // chain uses one link of a device where RCCL's bus bandwidth counts all n - 1 of a full mesh.
+  const bool mesh = net.topology == Topology::FullyConnected && !multi;
+  p.bw_factor = ratio * (a == CollectiveAlgo::Tree && mesh ? n - 1 : 1);
+  p.step_ns = 0, p.net_step_ns = 0;
+  const double fill = a == CollectiveAlgo::Direct ? 0 : t.ring_fill_bytes;
+  p.fill_ns = fill > 0 ? transfer_ns(kind, a, n, std::min(size, fill), p.bw_factor, net, per_node) : 0;
+  p.base_ns = 1000 * lat_us + p.fill_ns;
+  p.time_ns = p.base_ns + transfer_ns(kind, a, n, size, p.bw_factor, net, per_node);
+  return p;
+}
+
 }  // namespace
 
 std::optional<CollectiveTuning> CollectiveTuning::nccl(const std::string& gen) {
   // ncclTunerConstantsDefaults: baseLatencies, hwLatencies (NVLINK, NET), llMaxBws,
   // perChMaxRingLL128Bws, perChMaxTreeLL128Bws, perChMaxTreeBws; nvlsEfficiency.
-  // cdna3 (MI300X): RCCL's tuning.cc (baseLat; tuning_model_4's hwLat for XGMI and NET), with
-  // Hopper's bandwidth caps, which RCCL shares.
+  // cdna3 (MI300X): RCCL's tuning.cc: baseLat and tuning_model_5, the table every 8 x MI300X
+  // xGMI mesh of its rome_models.cc selects (rome_model_79, 81 and 84: no, 8 or 16 NICs).
   const bool rccl = gen == "cdna3";
   const int g = gen == "volta" ? 0 : gen == "ampere" ? 1 : gen == "hopper" || rccl ? 2 : gen == "blackwell" ? 3 : -1;
   if (g < 0) return std::nullopt;
   CollectiveTuning t;
   t.generation = gen;
   const double base[2][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}}, rccl_base[2][3] = {{12, 12, 17}, {12, 12, 17}};
-  const double nvl[2][3] = {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}}, rccl_xgmi[2][3] = {{0.8, 1.4, 2.5}, {0.8, 2.2, 3.6}};
-  const double net[2][3] = {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}}, rccl_net[2][3] = {{32.2, 34.4, 47.6}, {35.4, 87.8, 209.2}};
+  const double nvl[2][3] = {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}}, rccl_xgmi[2][3] = {{0.9, 0, 2.3}, {0.8, 0, 2.1}};
+  const double net[2][3] = {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}}, rccl_net[2][3] = {{10.5, 0, 25.0}, {9.5, 0, 320.0}};
   for (int a = 0; a < 2; ++a)
     for (int p = 0; p < 3; ++p) {
       t.base_us[a][p] = rccl ? rccl_base[a][p] : base[a][p];
@@ -169,6 +211,25 @@ std::optional<CollectiveTuning> CollectiveTuning::nccl(const std::string& gen) {
   // not a candidate on gfx94x (MI300) inside one node.
   t.ll128 = !rccl;
   t.tree_simple_in_node = !rccl;
+  if (rccl) {
+    // tuning_model_5: bwRatio (2 nodes or fewer, more; tree, ring; LL, LL128, Simple) and the
+    // correction factors by log2(bytes / 64), 0 ... 26.
+    t.rccl = true;
+    const double ratio[2][2][3] = {{{0.06, 0, 0.11}, {0.08, 0, 1.0}}, {{0.06, 0, 0.59}, {0.08, 0, 1.0}}};
+    const double tree_ll[27] = {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 1.0, 1.0, 1.0, 1.0, 0.6, 1.0, 0.9,
+                                1.0, 1.0, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1};
+    const double ring_ll[27] = {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 0.2, 1.0,
+                                0.4, 0.4, 0.1, 0.2, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1};
+    for (int i = 0; i < 2; ++i)
+      for (int a = 0; a < 2; ++a)
+        for (int p = 0; p < 3; ++p) t.rccl_bw_ratio[i][a][p] = ratio[i][a][p];
+    for (int s = 0; s < 27; ++s) {
+      t.rccl_tree_correction[0][s] = tree_ll[s];
+      t.rccl_ring_correction[0][s] = ring_ll[s];
+      t.rccl_tree_correction[2][s] = s == 15 ? 0.7 : s == 26 ? 0.8 : s > 15 ? 1.0 : 0.1;
+      t.rccl_ring_correction[2][s] = s == 23 ? 0.8 : s > 23 ? 1.0 : 0.1;
+    }
+  }
   return t;
 }
 
@@ -192,8 +253,14 @@ std::optional<CollectivePlan> tuned_plan(const std::string& kind, int n, double 
   else if (kind == "all_reduce") algos = {CollectiveAlgo::Ring, CollectiveAlgo::Tree, CollectiveAlgo::Nvls};
   else if (reduces) algos = {CollectiveAlgo::Ring};
   // A full mesh: one ring uses 2 of a device's n-1 links; all-pairs (direct) uses them all, as
-  // RCCL's many rings and MSCCL++ do on xGMI.
-  if (!forced && reduces && net.topology == Topology::FullyConnected && !multi) algos.push_back(CollectiveAlgo::Direct);
+  // MSCCL++ does. RCCL's rings on xGMI are many channels spread over every link (4 on each of an
+  // MI300X's 7): they move what all-pairs moves, so all-pairs stands for them.
+  const bool mesh = net.topology == Topology::FullyConnected && !multi;
+  if (!forced && reduces && mesh) {
+    if (t.rccl) std::replace(algos.begin(), algos.end(), CollectiveAlgo::Ring, CollectiveAlgo::Direct);
+    else algos.push_back(CollectiveAlgo::Direct);
+  }
+  if (!forced && t.rccl) algos.erase(std::remove(algos.begin(), algos.end(), CollectiveAlgo::Nvls), algos.end());
   std::optional<CollectivePlan> best;
   for (CollectiveAlgo a : algos) {
     if (a == CollectiveAlgo::Nvls && (kind != "all_reduce" || t.nvls_efficiency <= 0 || net.topology != Topology::Switch || multi)) {
@@ -224,6 +291,16 @@ std::optional<CollectivePlan> tuned_plan(const std::string& kind, int n, double 
       if (!t.protocol && a == CollectiveAlgo::Tree && pr == Protocol::Simple && !multi && !t.tree_simple_in_node) continue;
       if (a == CollectiveAlgo::Nvls && pr != Protocol::Simple) continue;
       const int pi = static_cast<int>(pr);
+      if (t.rccl) {
+        if (a == CollectiveAlgo::Nvls) continue;
+        auto p = rccl_candidate(kind, a, pr, n, size, net, t, per_node);
+        if (!p) {
+          if (why) *why = std::string("RCCL's tuning table gives ") + protocol_name(pr) + " no bandwidth on this platform";
+          continue;
+        }
+        if (!best || p->time_ns < best->time_ns) best = p;
+        continue;
+      }
       double bus = B, lat_us = 0;  // bus bandwidth (GB/s), latency (us)
       if (a == CollectiveAlgo::Ring || a == CollectiveAlgo::Direct) {
         if (pr == Protocol::LL) bus = std::min(t.ll_max_gbps[idx], bus * 0.5);

@@ -345,6 +345,9 @@ static SystemConfig load_resolved(const std::string& source, const Overrides& o)
       // latency(): a number in [0, 1e6], here MiB (x 1000 undone).
       if (co["ring_fill_mib"]) c.library->ring_fill_mib = latency(co["ring_fill_mib"], "system.collectives.ring_fill_mib") / 1000;
       if (co["nvls_fill_mib"]) c.library->nvls_fill_mib = latency(co["nvls_fill_mib"], "system.collectives.nvls_fill_mib") / 1000;
+      if (c.library->generation == "cdna3" && c.library->protocol == models::Protocol::LL128)
+        throw InputError(c.source, at(co["protocol"], "system.collectives.protocol"),
+                         "ll128: RCCL's tuning table for MI300X (cdna3) gives LL128 no bandwidth; give ll, simple or auto");
       if (c.switch_reduction && (c.library->generation == "volta" || c.library->generation == "ampere" || c.library->generation == "cdna3"))
         throw InputError(c.source, at(co, "system.collectives.generation"),
                          "generation " + c.library->generation + " has no in-switch reduction (NVLS), but system.link.switch_reduction is true");

@@ -159,6 +159,7 @@ TEST(CollectiveCli, SystemKeysOfTheLibraryModelAreChecked) {
            {"  collectives: {model: nccl, generation: kepler}\n", "system.collectives.generation"},
            {"  collectives: {model: nccl, protocol: ll64}\n", "system.collectives.protocol"},
            {"  collectives: {model: nccl, channels: 2.5}\n", "system.collectives.channels"},
+           {"  collectives: {model: nccl, generation: cdna3, protocol: ll128}\n", "system.collectives.protocol"},
            {"  link: {topology: switch, switch_reduction: true}\n  collectives: {model: nccl, generation: ampere}\n", "NVLS"},
            {"  collectives: {all_reduce: nvls}\n", "system.collectives.all_reduce"},
        }) {

@@ -237,7 +237,8 @@ TEST(NcclModel, AFullMeshUsesAllPairsForLargeMessages) {
 }
 
 // RCCL on MI300X (gfx942): LL128 is not among its default protocols and tree with Simple is not a
-// candidate inside a node, so the tuner picks from LL and Simple (and a forced protocol still runs).
+// candidate inside a node, so the tuner picks from LL and Simple; its table gives LL128 no
+// bandwidth, so a forced LL128 has no plan.
 TEST(NcclModel, RcclOnMi300xPicksLlOrSimple) {
   const CollectiveTuning t = *CollectiveTuning::nccl("cdna3");
   EXPECT_FALSE(t.ll128);
@@ -249,11 +250,40 @@ TEST(NcclModel, RcclOnMi300xPicksLlOrSimple) {
   }
   CollectiveTuning forced = t;
   forced.protocol = Protocol::LL128;
-  const auto p = tuned_plan("all_reduce", 8, 8388608.0, params(Topology::FullyConnected, 48, 2000), forced, std::nullopt);
-  ASSERT_TRUE(p);
-  EXPECT_EQ(p->protocol, Protocol::LL128);
+  std::string why;
+  EXPECT_FALSE(tuned_plan("all_reduce", 8, 8388608.0, params(Topology::FullyConnected, 48, 2000), forced, std::nullopt, &why));
+  EXPECT_NE(why.find("no bandwidth"), std::string::npos) << why;
   // NCCL keeps LL128 on Hopper.
   EXPECT_TRUE(CollectiveTuning::nccl("hopper")->ll128);
+}
+
+// RCCL's tuner on 8 x MI300X (tuning_model_5, docs/system.md#rccl-on-mi300x), by hand: 48 GB/s a
+// link, 7 links a device; its rings over every link move what all-pairs moves.
+TEST(NcclModel, RcclCostsAllReduceWithItsOwnTable) {
+  const CollectiveTuning t = *CollectiveTuning::nccl("cdna3");
+  const NetworkParams mesh = params(Topology::FullyConnected, 48, 2000);
+  // 8 MiB: Simple, bwRatio 1: latency 17 + 14 x 2.1 = 46.4 us; 2 x (8 MiB / 8) / 48 GB/s = 43,690.7 ns.
+  const auto big = tuned_plan("all_reduce", 8, 8388608.0, mesh, t, std::nullopt);
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->algo, CollectiveAlgo::Direct);
+  EXPECT_EQ(big->protocol, Protocol::Simple);
+  EXPECT_NEAR(big->time_ns, 46400 + 2 * 1048576 / 48.0, 1e-6);
+  // 64 KiB: LL at bwRatio 0.08: 12 + 14 x 0.8 = 23.2 us + 2 x 8192 / (48 x 0.08) ns = 27,466.7 ns.
+  // Tree LL (correction 1.0 at log2(1024) = 10): 12 + 2 x 7 x 0.9 = 24.6 us + 2 x 65536 /
+  // (48 x 0.06 x 7) = 31,101.6 ns: the ring wins.
+  const auto small = tuned_plan("all_reduce", 8, 65536.0, mesh, t, std::nullopt);
+  ASSERT_TRUE(small);
+  EXPECT_EQ(small->algo, CollectiveAlgo::Direct);
+  EXPECT_EQ(small->protocol, Protocol::LL);
+  EXPECT_NEAR(small->time_ns, 23200 + 2 * 8192 / (48 * 0.08), 1e-6);
+  const auto tree = tuned_plan("all_reduce", 8, 65536.0, mesh, t, CollectiveAlgo::Tree);
+  ASSERT_TRUE(tree);
+  EXPECT_EQ(tree->protocol, Protocol::LL);
+  EXPECT_NEAR(tree->time_ns, 24600 + 2 * 65536 / (48 * 0.06 * 7), 1e-6);
+  // all_gather of 8 MiB (the gathered result): 7 steps, 17 + 7 x 2.1 = 31.7 us + (8 MiB / 8) / 48.
+  const auto ag = tuned_plan("all_gather", 8, 8388608.0, mesh, t, std::nullopt);
+  ASSERT_TRUE(ag);
+  EXPECT_NEAR(ag->time_ns, 31700 + 1048576 / 48.0, 1e-6);
 }
 
 }  // namespace
