@@ -3,7 +3,8 @@
 Llama-3.1-8B-Instruct served by vLLM on one "NVIDIA H100 80GB HBM3" (TP 1, bf16), as the ML.ENERGY
 leaderboard measured and published it (github.com/ml-energy/leaderboard, public/data/models/
 meta-llama__Llama-3.1-8B-Instruct__lm-arena-chat.json): per max_num_seqs, the output tokens per
-second, the GPU's average power (NVML, GPU board only: no host) and the energy per output token.
+second, the GPU's average power (NVML, GPU board only: no host), the energy per output token and
+the median inter-token latency.
 Held out: no key of the power model (gpu.power.*) was fitted to these rows; docs/validation_energy.md.
 
 Usage: configs/calibration/mlenergy_h100.py LEADERBOARD_FILE   (the JSON above)
@@ -26,7 +27,8 @@ def main():
                      "avg_output_len": round(c["avg_output_len"], 1),
                      "output_tokens_per_s": round(c["output_throughput_tokens_per_sec"], 1),
                      "avg_power_w": round(c["avg_power_watts"], 1),
-                     "energy_per_token_j": round(c["energy_per_token_joules"], 4), "source": SOURCE})
+                     "energy_per_token_j": round(c["energy_per_token_joules"], 4),
+                     "median_itl_ms": round(c["median_itl_ms"], 2), "source": SOURCE})
     rows.sort(key=lambda r: r["max_num_seqs"])
     doc = {"meta": {"device": "NVIDIA H100 80GB HBM3 (SXM5)", "model": board["model_id"], "dtype": "bf16",
                     "serving": "vLLM, tensor parallel 1, LM-Arena chat prompts (task lm-arena-chat)",
