@@ -84,6 +84,9 @@ std::vector<MatmulPlanSpec> default_gemm_tiles() {
       {64, 128, 64, 4, 5, 2, false},  {64, 128, 64, 4, 5, 4, false},
       // stream-K
       {128, 256, 64, 8, 3, 1, true},  {128, 128, 64, 4, 3, 1, true},
+      // a few rows (decode steps): 16-row tiles, one MMA row a warp, split-K
+      {16, 128, 64, 4, 4, 1, false},  {16, 64, 64, 4, 4, 1, false},   {16, 128, 64, 4, 4, 2, false},
+      {16, 128, 64, 4, 4, 4, false},  {16, 64, 64, 4, 4, 8, false},
   };
   std::vector<MatmulPlanSpec> out;
   for (const Tile& t : tiles) {
