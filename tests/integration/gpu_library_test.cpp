@@ -274,3 +274,17 @@ TEST(GpuLibrary, ShortRowNormsRunManyRowsAProgram) {
 }
 
 }  // namespace
+
+// docs/gpu.md (`--gemm` candidates): a decode step's GEMM of one row runs a 16-row tile split over
+// K rather than padding its row to 64. On an RTX 3090 (71 fp16 tensor TFLOPS over 82 SMs at
+// mma_efficiency 0.8) a 64 x 64 tile's MMAs over K = 4096 take 64 x 64 x 4096 x 2 / (0.87e12 x 0.8)
+// = 48 us; reading the 1024 x 4096 fp16 weights takes at least 8 MiB / the HBM rate.
+TEST(GpuLibrary, AFewRowsRunSixteenRowTiles) {
+  const std::string d = scratch_dir("gpu_few_rows");
+  const json r = report(d, zoo(d, "mm1", "op matmul m=1 n=1024 k=4096 --dtype fp16"), "gpu_rtx3090");
+  const json& k = r["layers"][0];
+  EXPECT_EQ(k["schedule"].get<std::string>().rfind("16x", 0), 0u) << k["schedule"];
+  const double bound_us = 1024.0 * 4096 * 2 / (936e9 * cfg(r, "gpu.hbm.efficiency")) * 1e6;
+  EXPECT_GE(k["time_us"].get<double>(), bound_us * 0.999);
+  EXPECT_LT(k["time_us"].get<double>(), 0.5 * 64.0 * 64 * 4096 * 2 / (71e12 / 82 * 0.8) * 1e6);
+}
