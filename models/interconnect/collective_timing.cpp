@@ -291,7 +291,10 @@ std::optional<CollectivePlan> tuned_plan(const std::string& kind, int n, double 
       if (!t.protocol && a == CollectiveAlgo::Tree && pr == Protocol::Simple && !multi && !t.tree_simple_in_node) continue;
       if (a == CollectiveAlgo::Nvls && pr != Protocol::Simple) continue;
       const int pi = static_cast<int>(pr);
-      if (t.rccl) {
+      // RCCL's own costs inside one node; across nodes its size corrections mark every ring
+      // below 512 MiB at a tenth of its bandwidth to steer the choice, so there the links' costs
+      // (NCCL's shape) stand for the time.
+      if (t.rccl && !multi) {
         if (a == CollectiveAlgo::Nvls) continue;
         auto p = rccl_candidate(kind, a, pr, n, size, net, t, per_node);
         if (!p) {

@@ -284,6 +284,22 @@ TEST(NcclModel, RcclCostsAllReduceWithItsOwnTable) {
   const auto ag = tuned_plan("all_gather", 8, 8388608.0, mesh, t, std::nullopt);
   ASSERT_TRUE(ag);
   EXPECT_NEAR(ag->time_ns, 31700 + 1048576 / 48.0, 1e-6);
+  // Across nodes RCCL's size corrections only steer its choice: the links' costs (NCCL's shape,
+  // with RCCL's latencies) stand for the time. Two nodes of 8: the same plan as without RCCL's
+  // bandwidth table, and inside one node not.
+  NetworkParams two = mesh;
+  two.devices_per_node = 8;
+  two.nic_bytes_per_ns = 50;
+  CollectiveTuning shaped = t;
+  shaped.rccl = false;
+  for (const double size : {1024.0, 1048576.0, 67108864.0}) {
+    const auto a = tuned_plan("all_reduce", 16, size, two, t, std::nullopt);
+    const auto b = tuned_plan("all_reduce", 16, size, two, shaped, std::nullopt);
+    ASSERT_TRUE(a && b) << size;
+    EXPECT_EQ(a->algo, b->algo) << size;
+    EXPECT_DOUBLE_EQ(a->time_ns, b->time_ns) << size;
+  }
+  EXPECT_NE(tuned_plan("all_reduce", 8, 65536.0, mesh, shaped, std::nullopt)->time_ns, small->time_ns);
 }
 
 }  // namespace
