@@ -131,45 +131,33 @@ double transfer_ns(const std::string& kind, CollectiveAlgo a, int n, double size
   return -1;
 }
 
-// One candidate as RCCL's tuner costs it (src/graph/tuning.cc under HIP: ncclTopoTuneModel and
-// ncclTopoGetAlgoTime; docs/system.md#rccl-on-mi300x). Bus bandwidth: the channels' (a full
-// mesh: every link of a device) x bwRatio, x the correction factor of log2(bytes / 64) for a tree
-// and a multi-node ring; algorithm bandwidth: a ring's x n / steps, a tree's x 0.5. Latency:
-// baseLat + the ring's steps x the link's hwLat (between nodes, 2 x nodes of them at the NET's) or
-// the tree's 2 x (members a node - 1) link and log2(nodes) NET latencies. nullopt: no bandwidth.
+// One candidate inside one node as RCCL's tuner costs it (src/graph/tuning.cc under HIP:
+// ncclTopoTuneModel and ncclTopoGetAlgoTime; docs/system.md#rccl-on-mi300x). Bus bandwidth: the
+// channels' (a full mesh: every link of a device) x bwRatio, a tree's x the correction factor of
+// log2(bytes / 64); algorithm bandwidth: a ring's x n / steps, a tree's x 0.5. Latency: baseLat +
+// the ring's steps x the link's hwLat, or the tree's 2 x (n - 1) of them. nullopt: no bandwidth.
 std::optional<CollectivePlan> rccl_candidate(const std::string& kind, CollectiveAlgo a, Protocol pr, int n, double size,
-                                             const NetworkParams& net, const CollectiveTuning& t, int per_node) {
-  const bool multi = per_node > 0 && per_node < n;
-  const int nodes = multi ? (n + per_node - 1) / per_node : 1, ppn = multi ? per_node : n;
+                                             const NetworkParams& net, const CollectiveTuning& t) {
   const int pi = static_cast<int>(pr), ai = a == CollectiveAlgo::Tree ? 0 : 1;
   const int log_size = std::clamp(static_cast<int>(std::floor(std::log2(std::max(1.0, size / 64)))), 0, 26);
-  double ratio = t.rccl_bw_ratio[nodes <= 2 ? 0 : 1][ai][pi];
+  double ratio = t.rccl_bw_ratio[ai][pi];
   if (a == CollectiveAlgo::Tree) ratio *= t.rccl_tree_correction[pi][log_size];
-  else if (multi) ratio *= t.rccl_ring_correction[pi][log_size];
   if (ratio <= 0) return std::nullopt;
-  double lat_us = t.base_us[ai][pi];
-  if (a == CollectiveAlgo::Tree) {
-    lat_us += 2 * ((ppn - 1) * t.step_us[0][pi] + floor_log2(nodes) * t.net_step_us[0][pi]);
-  } else {
-    const int steps = kind == "all_reduce" ? 2 * (n - 1) : n - 1;
-    const int inter = !multi ? 0 : kind == "all_reduce" ? 2 * nodes : nodes - 1;
-    double intra = t.step_us[1][pi];
-    if (multi) intra = std::max(intra, t.net_overhead_us * (pr == Protocol::Simple ? 3 : 1));
-    lat_us += (steps - inter) * intra + inter * t.net_step_us[1][pi];
-  }
+  const int steps = a == CollectiveAlgo::Tree ? 2 * (n - 1) : kind == "all_reduce" ? 2 * (n - 1) : n - 1;
+  const double lat_us = t.base_us[ai][pi] + steps * t.step_us[ai][pi];
   CollectivePlan p;
   p.algo = a;
   p.protocol = pr;
   p.channels = t.channels;  // RCCL's time does not scale its bandwidth by the channels a size uses
   // The share of each link's rate: the ratio over the links this plan's steps use. A tree's
   // chain uses one link of a device where RCCL's bus bandwidth counts all n - 1 of a full mesh.
-  const bool mesh = net.topology == Topology::FullyConnected && !multi;
+  const bool mesh = net.topology == Topology::FullyConnected;
   p.bw_factor = ratio * (a == CollectiveAlgo::Tree && mesh ? n - 1 : 1);
   p.step_ns = 0, p.net_step_ns = 0;
   const double fill = a == CollectiveAlgo::Direct ? 0 : t.ring_fill_bytes;
-  p.fill_ns = fill > 0 ? transfer_ns(kind, a, n, std::min(size, fill), p.bw_factor, net, per_node) : 0;
+  p.fill_ns = fill > 0 ? transfer_ns(kind, a, n, std::min(size, fill), p.bw_factor, net, 0) : 0;
   p.base_ns = 1000 * lat_us + p.fill_ns;
-  p.time_ns = p.base_ns + transfer_ns(kind, a, n, size, p.bw_factor, net, per_node);
+  p.time_ns = p.base_ns + transfer_ns(kind, a, n, size, p.bw_factor, net, 0);
   return p;
 }
 
@@ -212,22 +200,17 @@ std::optional<CollectiveTuning> CollectiveTuning::nccl(const std::string& gen) {
   t.ll128 = !rccl;
   t.tree_simple_in_node = !rccl;
   if (rccl) {
-    // tuning_model_5: bwRatio (2 nodes or fewer, more; tree, ring; LL, LL128, Simple) and the
+    // tuning_model_5 for one node: bwRatio (tree, ring; LL, LL128, Simple) and the tree's
     // correction factors by log2(bytes / 64), 0 ... 26.
     t.rccl = true;
-    const double ratio[2][2][3] = {{{0.06, 0, 0.11}, {0.08, 0, 1.0}}, {{0.06, 0, 0.59}, {0.08, 0, 1.0}}};
+    const double ratio[2][3] = {{0.06, 0, 0.11}, {0.08, 0, 1.0}};
     const double tree_ll[27] = {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 1.0, 1.0, 1.0, 1.0, 0.6, 1.0, 0.9,
                                 1.0, 1.0, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1};
-    const double ring_ll[27] = {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 0.2, 1.0,
-                                0.4, 0.4, 0.1, 0.2, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1};
-    for (int i = 0; i < 2; ++i)
-      for (int a = 0; a < 2; ++a)
-        for (int p = 0; p < 3; ++p) t.rccl_bw_ratio[i][a][p] = ratio[i][a][p];
+    for (int a = 0; a < 2; ++a)
+      for (int p = 0; p < 3; ++p) t.rccl_bw_ratio[a][p] = ratio[a][p];
     for (int s = 0; s < 27; ++s) {
       t.rccl_tree_correction[0][s] = tree_ll[s];
-      t.rccl_ring_correction[0][s] = ring_ll[s];
       t.rccl_tree_correction[2][s] = s == 15 ? 0.7 : s == 26 ? 0.8 : s > 15 ? 1.0 : 0.1;
-      t.rccl_ring_correction[2][s] = s == 23 ? 0.8 : s > 23 ? 1.0 : 0.1;
     }
   }
   return t;
@@ -296,7 +279,7 @@ std::optional<CollectivePlan> tuned_plan(const std::string& kind, int n, double 
       // (NCCL's shape) stand for the time.
       if (t.rccl && !multi) {
         if (a == CollectiveAlgo::Nvls) continue;
-        auto p = rccl_candidate(kind, a, pr, n, size, net, t, per_node);
+        auto p = rccl_candidate(kind, a, pr, n, size, net, t);
         if (!p) {
           if (why) *why = std::string("RCCL's tuning table gives ") + protocol_name(pr) + " no bandwidth on this platform";
           continue;

@@ -59,12 +59,13 @@ struct CollectiveTuning {
   // (configs/calibration/nccl_fill_fit.py), per system; ring also applies to tree.
   double ring_fill_bytes = 0, nvls_fill_bytes = 0;
   std::optional<Protocol> protocol;  // forced; empty: the tuner picks
-  // RCCL (cdna3) costs bandwidth its own way (ROCm/rccl src/graph/tuning.cc under HIP): the bus
-  // bandwidth x the tuning model's bwRatio, a tree's x treeCorrectionFactor by log2(bytes / 64),
-  // a multi-node ring's x ringCorrectionFactor; none of NCCL's caps (llMaxBws, per-channel maxima).
+  // RCCL (cdna3) costs bandwidth its own way inside one node (ROCm/rccl src/graph/tuning.cc under
+  // HIP): the bus bandwidth x the tuning model's bwRatio, a tree's x treeCorrectionFactor by
+  // log2(bytes / 64); none of NCCL's caps (llMaxBws, per-channel maxima). Across nodes its size
+  // corrections steer the choice rather than cost it: NCCL's shape stands there.
   bool rccl = false;
-  double rccl_bw_ratio[2][2][3]{};  // [nodes <= 2 | more][tree | ring][protocol]
-  double rccl_tree_correction[3][27]{}, rccl_ring_correction[3][27]{};
+  double rccl_bw_ratio[2][3]{};  // one node: [tree | ring][protocol]
+  double rccl_tree_correction[3][27]{};
   static std::optional<CollectiveTuning> nccl(const std::string& generation);
 };
 
