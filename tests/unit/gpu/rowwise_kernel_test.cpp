@@ -3,6 +3,8 @@
 // cases.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "models/gpu/gpu_timing.h"
 #include "sim/ir/error.h"
 #include "sim/mapping/gpu_default_plan.h"
@@ -60,17 +62,28 @@ TEST(GpuRowwise, PlanHasAProgramPerRowReadingAndWritingEachTensorOnce) {
   EXPECT_THROW(mapping::single_rowwise_plan(none, 132), InternalError);
 }
 
+// A looped kernel over fp16 rows of 4096: 32 warps, 2 blocks an SM, 2 passes of 4 steps, one
+// input and one output row, 4 flops an element.
+namespace {
+mapping::RowKernelSpec looped_spec(const std::string& name, int64_t rows) {
+  mapping::RowKernelSpec s;
+  s.name = name;
+  s.rows = rows, s.cols = 4096, s.dtype = gpu::DataType::FP16;
+  s.row_inputs = 1, s.row_outputs = 1;
+  s.flops_per_element = 4;
+  s.warps = 32, s.programs_per_sm = 2;
+  s.loop_passes = 2, s.loop_iters = 4;
+  return s;
+}
+}  // namespace
+
 // docs/gpu_library.md#looped-row-kernels: each step of a pass waits one load round trip (HBM on
 // the first pass when the row misses, the L2 after), plus the block reductions and the arithmetic.
 TEST(GpuRowwise, ALoopedRowKernelWaitsOneRoundTripPerStep) {
   const models::GpuParams p = test::round_gpu_params();  // HBM 1000, L2 200, overhead 100, 256 flop/cycle
-  mapping::RowKernelSpec s;
-  s.name = "rms_norm";
-  s.rows = 10, s.cols = 4096, s.dtype = gpu::DataType::FP16;
-  s.row_inputs = 1, s.col_vectors = 1, s.row_outputs = 1;
-  s.flops_per_element = 4;
-  s.warps = 32, s.programs_per_sm = 2;
-  s.loop_passes = 2, s.loop_iters = 4, s.reduce_steps = 10, s.reduce_exchanges = 1;
+  mapping::RowKernelSpec s = looped_spec("rms_norm", 10);
+  s.col_vectors = 1;
+  s.reduce_steps = 10, s.reduce_exchanges = 1;
   const gpu::Program plan = mapping::single_rowwise_plan(s, 132);
   const gpu::Op& op = plan.task_infos[0].ops[0];
   EXPECT_EQ(op.config.row_loop_passes, 2);
@@ -99,13 +112,8 @@ TEST(GpuRowwise, ALoopedRowKernelWaitsOneRoundTripPerStep) {
 // rows in flight (what they read and write) fit there; the rest waits on HBM and moves again.
 TEST(GpuRowwise, ALoopedRowKernelReReadsFromHbmWhatTheL2CannotHold) {
   models::GpuParams p = test::round_gpu_params();  // HBM 1000, L2 200, overhead 100, 256 flop/cycle
-  mapping::RowKernelSpec s;
-  s.name = "layer_norm";
-  s.rows = 10000, s.cols = 4096, s.dtype = gpu::DataType::FP16;
-  s.row_inputs = 1, s.col_vectors = 0, s.row_outputs = 1;
-  s.flops_per_element = 4;
-  s.warps = 32, s.programs_per_sm = 2;
-  s.loop_passes = 2, s.loop_iters = 4, s.reduce_steps = 12;
+  mapping::RowKernelSpec s = looped_spec("layer_norm", 10000);
+  s.reduce_steps = 12;
   const gpu::Program plan = mapping::single_rowwise_plan(s, 132);
   const gpu::Op& op = plan.task_infos[0].ops[0];
   // 132 x 2 rows in flight, each reading and writing 4096 x 2 bytes.
