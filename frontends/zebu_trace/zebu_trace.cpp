@@ -42,7 +42,18 @@ bool known_instruction(const std::string& n) {
   return queue && ends;
 }
 
-Instruction parse_line(std::string_view line) {
+void read_mapping(Instruction& ins, const json::Json& mapping) {
+  ins.slyr = to_int(require(mapping, "slyr", "layer-mapping dict"), "slyr");
+  ins.clyr = to_int_list(require(mapping, "clyr", "layer-mapping dict"), "clyr");
+  ins.wkl = to_int(require(mapping, "wkl", "layer-mapping dict"), "wkl");
+  ins.tile = to_int(require(mapping, "tile", "layer-mapping dict"), "tile");
+  if (mapping.contains("s_flyr")) ins.s_flyr = to_int(mapping["s_flyr"], "s_flyr");
+  if (mapping.contains("c_flyr")) ins.c_flyr = to_int_list(mapping["c_flyr"], "c_flyr");
+}
+
+// timed: the line must carry the {'inst_idx', 'time'} dict (a trace); otherwise it may also be an
+// assembler line, [name, {mapping}, {params}], whose third dict is the parameters.
+Instruction parse_line(std::string_view line, bool timed) {
   PyLiteralParser p(line);
   Instruction ins;
   p.expect('[', "at the start of an instruction");
@@ -56,6 +67,15 @@ Instruction parse_line(std::string_view line) {
   p.expect(',', "after the layer-mapping dict");
   json::Json timing = p.parse_value();
   if (!timing.is_object()) throw PyLiteralError{p.pos(), "third element must be the {'inst_idx', 'time'} dict"};
+  if (!timed && !timing.contains("time") && !timing.contains("inst_idx")) {  // an assembler line
+    ins.params = std::move(timing);
+    p.accept(',');
+    p.expect(']', "at the end of the instruction");
+    if (!p.at_end()) p.fail("unexpected text after the instruction");
+    read_mapping(ins, mapping);
+    return ins;
+  }
+  ins.timed = true;
   if (!p.accept(']')) {  // three-element lines have no parameter dict
     p.expect(',', "after the timing dict");
     if (!p.accept(']')) {
@@ -67,13 +87,7 @@ Instruction parse_line(std::string_view line) {
   }
   if (!p.at_end()) p.fail("unexpected text after the instruction");
 
-  ins.slyr = to_int(require(mapping, "slyr", "layer-mapping dict"), "slyr");
-  ins.clyr = to_int_list(require(mapping, "clyr", "layer-mapping dict"), "clyr");
-  ins.wkl = to_int(require(mapping, "wkl", "layer-mapping dict"), "wkl");
-  ins.tile = to_int(require(mapping, "tile", "layer-mapping dict"), "tile");
-  if (mapping.contains("s_flyr")) ins.s_flyr = to_int(mapping["s_flyr"], "s_flyr");
-  if (mapping.contains("c_flyr")) ins.c_flyr = to_int_list(mapping["c_flyr"], "c_flyr");
-
+  read_mapping(ins, mapping);
   ins.inst_idx = to_int(require(timing, "inst_idx", "timing dict"), "inst_idx");
   const json::Json& time = require(timing, "time", "timing dict");
   if (!time.is_array() || time.size() != 2 || !time[0].is_number_integer() || !time[1].is_number_integer())
@@ -120,7 +134,9 @@ int64_t Trace::end_cycle() const {
   return e;
 }
 
-Trace parse_zebu_trace(const std::string& text, const std::string& source) {
+namespace {
+
+Trace parse_lines(const std::string& text, const std::string& source, bool timed) {
   Trace t;
   t.source = source;
   std::istringstream in(text);
@@ -130,8 +146,9 @@ Trace parse_zebu_trace(const std::string& text, const std::string& source) {
     ++n;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
-      Instruction ins = parse_line(line);
+      Instruction ins = parse_line(line, timed);
       ins.line = n;
+      if (!ins.timed) ins.inst_idx = static_cast<int>(t.instructions.size()) + 1;
       t.instructions.push_back(std::move(ins));
     } catch (const PyLiteralError& e) {
       std::string what = e.column > 0 ? "column " + std::to_string(e.column) + ": " + e.what : e.what;
@@ -139,8 +156,23 @@ Trace parse_zebu_trace(const std::string& text, const std::string& source) {
     }
   }
   // An empty trace would compare as "0 layers, +0.0%": it is no measurement.
-  if (t.instructions.empty()) throw InputError(source, "", "no instructions: an empty trace (one instruction per line)");
+  if (t.instructions.empty())
+    throw InputError(source, "", std::string("no instructions: an empty ") + (timed ? "trace" : "program") +
+                                     " (one instruction per line)");
   return t;
+}
+
+}  // namespace
+
+Trace parse_zebu_trace(const std::string& text, const std::string& source) { return parse_lines(text, source, true); }
+
+Trace parse_gemini_program(const std::string& text, const std::string& source) {
+  return parse_lines(text, source, false);
+}
+
+Trace read_gemini_program(const std::string& path) {
+  return parse_gemini_program(read_input_file(path, "a Gemini program (assembler output or ZeBu trace, text)", kMaxTraceBytes),
+                              path);
 }
 
 Trace read_zebu_trace(const std::string& path) {

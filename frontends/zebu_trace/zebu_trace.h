@@ -25,6 +25,7 @@ struct Instruction {
   // (zebu::enum_or_int unwraps both forms).
   json::Json params = json::Json::object();
   int line = 0;  // 1-based line in the file
+  bool timed = false;  // the line carried {'inst_idx', 'time'} (a trace line, not an assembler line)
 
   int64_t duration() const { return end - start; }
 };
@@ -44,6 +45,13 @@ inline constexpr uint64_t kMaxTraceBytes = uint64_t{256} << 20;
 Trace read_zebu_trace(const std::string& path);
 // Same on text already in memory; `source` names it in messages.
 Trace parse_zebu_trace(const std::string& text, const std::string& source);
+
+// A compiled program: the Gemini assembler's output (`*_asm.txt`, ISA_Format.md: lines
+// `[name, {mapping}, {params}]`, inst_idx = position) or a ZeBu trace of one, whose measured
+// times are kept but mean nothing to a simulation of the program. Same limits and messages as
+// read_zebu_trace.
+Trace read_gemini_program(const std::string& path);
+Trace parse_gemini_program(const std::string& text, const std::string& source);
 
 // Instruction kinds used for attribution.
 bool is_compute(const Instruction& i);  // pe_*/vp_*/dt_* that execute (not *_cfg*)

@@ -72,8 +72,22 @@ struct CompareTraceOptions {
   std::string hw = "configs/gemini_zebu.yaml";
   std::vector<std::string> sets;
   std::string csv;
+  std::string program;  // --program: the compiled program (assembler output) run instruction by instruction
 };
 int run_compare_trace(const CompareTraceOptions& o);
+
+// `sim program`: a compiled Gemini program run instruction by instruction (run_program.cpp).
+struct ProgramOptions {
+  std::string program;  // the assembler's *_asm.txt (or a ZeBu trace: its instructions)
+  std::string hw = "configs/gemini_zebu.yaml";
+  std::vector<std::string> sets;
+  std::string ir;      // optional: the Frontend IR, for layer names
+  std::string csv;     // per-layer rows
+  std::string report;  // JSON
+  std::string instructions;  // CSV: every instruction's simulated start and end
+  bool quiet = false;        // -q: print nothing (the files only)
+};
+int run_program(const ProgramOptions& o);
 
 int run_config(bool markdown, const std::string& hw, const std::vector<std::string>& sets);
 int run_report_fields();  // `sim config --report-fields`: docs/reports.md's table

@@ -101,6 +101,20 @@ static int sim_main(int argc, char** argv) {
   cmp_cmd->add_option("--hw", cmp.hw, "hardware description")->capture_default_str();
   cmp_cmd->add_option("--set", cmp.sets, "override a hardware parameter (repeatable)");
   cmp_cmd->add_option("--csv", cmp.csv, "write the comparison as CSV");
+  cmp_cmd->add_option("--program", cmp.program,
+                      "simulate this compiled program (the assembler's *_asm.txt, or a trace's own instructions) "
+                      "instruction by instruction instead of the IR (docs/timing.md#compiled-programs)");
+
+  cli::ProgramOptions prog;
+  auto* prog_cmd = app.add_subcommand("program", "a compiled Gemini program (assembler output) run instruction by instruction");
+  prog_cmd->add_option("--program", prog.program, "the assembler's *_asm.txt (or a ZeBu trace: its instructions)")->required();
+  prog_cmd->add_option("--hw", prog.hw, "hardware description of the core")->capture_default_str();
+  prog_cmd->add_option("--set", prog.sets, "override a hardware parameter (repeatable)");
+  prog_cmd->add_option("--ir", prog.ir, "the program's Frontend IR, for layer names");
+  prog_cmd->add_option("--csv", prog.csv, "write the per-layer rows as CSV");
+  prog_cmd->add_option("--report", prog.report, "write the run as JSON");
+  prog_cmd->add_option("--instructions", prog.instructions, "write every instruction's simulated start and end as CSV");
+  prog_cmd->add_flag("-q,--quiet", prog.quiet, "print nothing (write the files only)");
 
   bool markdown = false;
   std::string cfg_hw;
@@ -134,6 +148,7 @@ static int sim_main(int argc, char** argv) {
   try {
     if (zoo_cmd->parsed()) return cli::run_zoo(zoo);
     if (cmp_cmd->parsed()) return cli::run_compare_trace(cmp);
+    if (prog_cmd->parsed()) return cli::run_program(prog);
     if (cfg_cmd->parsed() && report_fields) return cli::run_report_fields();
     if (cfg_cmd->parsed() && serving_options) {
       std::cout << llm::serving_options_markdown();

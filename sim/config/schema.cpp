@@ -11,6 +11,7 @@
 #include "models/npu/buffer_params.h"
 #include "models/npu/dma_timing.h"
 #include "models/npu/energy_params.h"
+#include "models/npu/isa_timing.h"
 #include "models/npu/pe_array_timing.h"
 #include "models/npu/vector_processor_timing.h"
 #include "sim/mapping/mapper_params.h"
@@ -37,6 +38,7 @@ const std::vector<const std::vector<ParamDecl>*>& unit_param_lists() {
       &models::VpParams::params(),
       &models::BufferParams::params(),
       &models::DmaParams::params(),
+      &models::IsaParams::params(),
       &models::NocParams::params(),
       &mapping::MapperParams::params(),
       &models::DramParams::params(),

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <regex>
+
+#include <nlohmann/json.hpp>
 
 #include "tests/integration/test_util.h"
 
@@ -46,4 +49,67 @@ TEST(Calibration, MismatchedTraceAndIrIsAnInputError) {
                    "/configs/gemini_zebu.yaml'");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("not a layer_index"), std::string::npos) << r.output;
+}
+
+// The compiled program itself, instruction by instruction (docs/timing.md#compiled-programs):
+// compare-trace --program meets issue 40's per-layer target on the calibration run, and
+// `sim program` prints, writes and refuses as the CLI's other commands do.
+TEST(Calibration, TheCompiledProgramMatchesTheTraceLayerByLayer) {
+  const std::string d = scratch_dir("calib_program");
+  auto r = run_sim("compare-trace --trace '" + example("gemini_npu/int8_resnet50.sim_quantized_b1_c1_bw16_sim.txt") +
+                   "' --ir '" + example("frontend_ir/int8_resnet50.sim_quantized_b1.json") + "' --hw '" + source_dir() +
+                   "/configs/gemini_zebu.yaml' --program '" + example("gemini_npu/int8_resnet50.sim_quanti_b1_c1_bw16_asm.txt") +
+                   "' --csv '" + d + "/c.csv'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("instruction by instruction"), std::string::npos) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex("within 10%: ([0-9]+) of ([0-9]+) layers"))) << r.output;
+  EXPECT_EQ(std::stoi(m[2]), 73);
+  EXPECT_GE(std::stoi(m[1]), 70) << r.output;  // >= 95%
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex("TOTAL\\s+([0-9]+)\\s+([0-9]+)"))) << r.output;
+  EXPECT_LT(std::fabs(std::stod(m[2]) - 2545655.0) / 2545655.0, 0.02) << r.output;
+  const std::string csv = read_text(d + "/c.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 73);
+}
+
+TEST(Calibration, SimProgramReportsLayersQueuesAndRefusesBadInput) {
+  const std::string d = scratch_dir("sim_program");
+  const std::string asm_file = example("gemini_npu/int8_resnet50.sim_quanti_b1_c1_bw16_asm.txt");
+  auto r = run_sim("program --program '" + asm_file + "' --ir '" + example("frontend_ir/int8_resnet50.sim_quantized_b1.json") +
+                   "' --hw '" + source_dir() + "/configs/gemini_zebu.yaml' --csv '" + d + "/p.csv' --report '" + d + "/p.json'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Conv_0"), std::string::npos) << r.output;
+  const auto j = nlohmann::json::parse(read_text(d + "/p.json"));
+  ASSERT_EQ(j["layers"].size(), 73u);
+  // Per-layer shares add up to the run; each queue's busy time fits in it.
+  int64_t sum = 0;
+  for (const auto& l : j["layers"]) sum += l["cycles"].get<int64_t>();
+  EXPECT_EQ(sum, j["total_cycles"].get<int64_t>());
+  for (const auto& [q, v] : j["queues"].items()) EXPECT_LE(v["busy_cycles"].get<int64_t>(), j["total_cycles"].get<int64_t>()) << q;
+  EXPECT_EQ(j["layers"][1]["name"], "Conv_0");
+  EXPECT_EQ(j["layers"][1]["bound"], "compute");
+  EXPECT_EQ(j["layers"].back()["bound"], "memory");  // the dense layer waits for its 2 MB of weights
+  const std::string csv = read_text(d + "/p.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 73);
+  // Same inputs, same bytes.
+  run_sim("program --program '" + asm_file + "' --report '" + d + "/q.json'");
+  run_sim("program --program '" + asm_file + "' --report '" + d + "/q2.json'");
+  EXPECT_EQ(read_text(d + "/q.json"), read_text(d + "/q2.json"));
+  // A broken line, a missing file, an IR of another network: exit 2 naming the file and the place.
+  std::ofstream(d + "/bad.txt") << "[ct_st, {'slyr': 0, 'clyr': [], 'wkl': 0, 'tile': -1}, {'Next_Insts': ['LD']}]\n"
+                                   "[lda_mov, {'slyr': 0, 'clyr': [], 'wkl': 0, 'tile': -1}, {'Tile': [1, 8, 2, 2], 'Prev_Insts': ['CT']}]\n";
+  r = run_sim("program --program '" + d + "/bad.txt'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("bad.txt"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("line 2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no lda_cfg before it"), std::string::npos) << r.output;
+  r = run_sim("program --program '" + d + "/missing.txt'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("missing.txt"), std::string::npos) << r.output;
+  r = run_sim("program --program '" + asm_file + "' --ir '" + example("frontend_ir/int8_resnet34.sim_quantized_b1.json") + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("not a layer_index"), std::string::npos) << r.output;
+  r = run_sim("program --program '" + asm_file + "' --hw gpu_h100");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("give an NPU config"), std::string::npos) << r.output;
 }

@@ -68,6 +68,12 @@ const std::vector<KeyCase> kCases = {
     {"npu.dma.setup_cycles", "npu", "resnet50_b4", "42"},
     {"npu.dma.segment_overhead_cycles", "npu", "resnet50_b4", "2"},
     {"npu.dma.bytes_per_cycle", "npu", "resnet50_b4", "128"},
+    {"npu.isa.issue_cycles", "gemini_zebu", "program", "42"},  // sim program: the compiled ResNet-50 b1
+    {"npu.isa.control_cycles", "gemini_zebu", "program", "70"},
+    {"npu.isa.pe_fixed_cycles", "gemini_zebu", "program", "200"},
+    {"npu.isa.pe_stall_share", "gemini_zebu", "program", "0.032"},
+    {"npu.isa.weight_stream_overlap", "gemini_zebu", "program", "0.5"},
+    {"npu.isa.vp_pipeline_cycles", "gemini_zebu", "program", "34"},
     {"npu.cores", "npu", "resnet50_b4", "4"},
     {"npu.noc.topology", "npu_4core_mesh", "resnet50_b4", "crossbar"},
     {"npu.noc.link_gbps", "npu_4core_mesh", "resnet50_b4", "8"},
@@ -105,6 +111,7 @@ const std::vector<KeyCase> kCases = {
 // Workloads written by the zoo once per test process.
 std::string workload_args(const std::string& name) {
   if (name == "llm") return "llm gpt2 --batch 16 --input 1000 --output 4 --buckets 2";
+  if (name == "program") return "program --program '" + example("gemini_npu/int8_resnet50.sim_quanti_b1_c1_bw16_asm.txt") + "'";
   static std::map<std::string, std::string> made;
   if (made.count(name)) return made[name];
   const std::string d = scratch_dir("npu_key_workloads");

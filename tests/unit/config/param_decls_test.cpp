@@ -18,6 +18,7 @@
 #include "models/npu/buffer_params.h"
 #include "models/npu/dma_timing.h"
 #include "models/npu/energy_params.h"
+#include "models/npu/isa_timing.h"
 #include "models/npu/pe_array_timing.h"
 #include "models/npu/vector_processor_timing.h"
 #include "sim/config/hw_config.h"
@@ -106,6 +107,10 @@ Fields noc_fields(const NocParams& p) {
   return {double(p.topology == NocTopology::Mesh), p.link_bytes_per_cycle, double(p.hop_latency_cycles),
           double(p.mesh_cols), double(p.injection_ports)};
 }
+Fields isa_fields(const IsaParams& p) {
+  return {double(p.issue_cycles), double(p.control_cycles), double(p.pe_fixed_cycles), p.pe_stall_share, p.weight_stream_overlap,
+          double(p.vp_pipeline_cycles)};
+}
 Fields energy_fields(const EnergyParams& p) { return {p.pj_per_mac, p.pj_per_dram_byte, p.pj_per_sram_byte}; }
 
 }  // namespace
@@ -128,7 +133,8 @@ TEST(ParamDecls, SchemaIsTheUnionOfTheDeclarationsInOrder) {
   // Each unit's keys, in the order schema.cpp lists the units.
   const std::vector<const std::vector<ParamDecl>*> units = {
       &top_level_params(),         &PeArrayParams::params(), &VpParams::params(),
-      &BufferParams::params(),     &DmaParams::params(),     &NocParams::params(),     &MapperParams::params(),
+      &BufferParams::params(),     &DmaParams::params(),     &IsaParams::params(),     &NocParams::params(),
+      &MapperParams::params(),
       &DramParams::params(),       &HostParams::params(),    &EnergyParams::params(),
       &GpuParams::params(),        &GpuPowerParams::params()};
   EXPECT_EQ(unit_param_lists(), units);
@@ -158,6 +164,7 @@ TEST(ParamDecls, EachStructReadsOnlyItsOwnKeys) {
   expect_reads_only(MapperParams::params(),
                     [](const HwConfig& c) { return mapper_fields(MapperParams::read(c, BufferParams{}, HostParams{})); });
   expect_reads_only(EnergyParams::params(), [](const HwConfig& c) { return energy_fields(EnergyParams::read(c)); });
+  expect_reads_only(IsaParams::params(), [](const HwConfig& c) { return isa_fields(IsaParams::read(c)); });
   // The GPU's keys are a root of their own: an NPU key cannot even be set in a GPU config.
   for (const auto& d : GpuParams::params()) EXPECT_EQ(d.path.rfind("gpu.", 0), 0u) << d.path;
 }
@@ -183,6 +190,14 @@ TEST(ParamDecls, PeArrayDefaultsAreTheDeclaredOnes) {
   EXPECT_EQ(pe_fields(PeArrayParams::read(HwConfig::defaults())), want);
   EXPECT_EQ(pe_fields(PeArrayParams{}), want);
   EXPECT_EQ(PeArrayParams::read(HwConfig::defaults()).tile_setup_cycles, 84);
+}
+
+TEST(ParamDecls, IsaDefaultsAreTheDeclaredOnes) {
+  const Fields want = {declared("npu.isa.issue_cycles"),          declared("npu.isa.control_cycles"),
+                       declared("npu.isa.pe_fixed_cycles"),       declared("npu.isa.pe_stall_share"),
+                       declared("npu.isa.weight_stream_overlap"), declared("npu.isa.vp_pipeline_cycles")};
+  EXPECT_EQ(isa_fields(IsaParams::read(HwConfig::defaults())), want);
+  EXPECT_EQ(isa_fields(IsaParams{}), want);
 }
 
 TEST(ParamDecls, VectorProcessorDefaultsAreTheDeclaredOnes) {
