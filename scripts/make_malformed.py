@@ -856,6 +856,7 @@ CRASHER_ARGS = {
     "ark_model": ("--ir {f} --format ark_model -q", 2, ["{name}"]),
     "ark_plan": ("--plan {f} -q", 2, ["{name}"]),
     "zebu_trace": ("compare-trace --trace {f} --ir {M}/ir/good.json", 2, ["{name}"]),
+    "gemini_program": ("program --program {f}", 2, ["{name}"]),
     "onnx": ("--ir {f} --format onnx -q", 2, ["{name}"]),
     "tvm_graph": ("--ir {f} --format tvm_mlf -q", 2, ["{name}"]),
     "tvm_mlf": ("--ir {f} --format tvm_mlf -q", 2, ["{name}"]),
@@ -879,6 +880,7 @@ CRASHER_EXPECT = {
     "sweep_spec-2-range-int64-overflow.yaml": (2, ["{name}: axes/zip/npu.pe_array.cols (line 5)"]),
     "onnx-1-libonnx-conv-rank2.onnx": (2, ["{name}: /graph/node/0 (Conv)", "no static shape"]),
     "tvm_graph-1-tensor-reference-use-after-free.json": (0, []),  # a valid graph: it runs
+    "gemini_program-1-queue-name-not-utf8.txt": (2, ["{name}: line 1", "not a queue"]),
 }
 
 

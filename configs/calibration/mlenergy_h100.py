@@ -4,7 +4,8 @@ Llama-3.1-8B-Instruct served by vLLM on one "NVIDIA H100 80GB HBM3" (TP 1, bf16)
 leaderboard measured and published it (github.com/ml-energy/leaderboard, public/data/models/
 meta-llama__Llama-3.1-8B-Instruct__lm-arena-chat.json): per max_num_seqs, the output tokens per
 second, the GPU's average power (NVML, GPU board only: no host), the energy per output token and
-the median inter-token latency.
+the median inter-token latency, and the distribution of output lengths the row's requests had
+(the leaderboard's histogram: bin edges and counts).
 Held out: no key of the power model (gpu.power.*) was fitted to these rows; docs/validation_energy.md.
 
 Usage: configs/calibration/mlenergy_h100.py LEADERBOARD_FILE   (the JSON above)
@@ -28,7 +29,10 @@ def main():
                      "output_tokens_per_s": round(c["output_throughput_tokens_per_sec"], 1),
                      "avg_power_w": round(c["avg_power_watts"], 1),
                      "energy_per_token_j": round(c["energy_per_token_joules"], 4),
-                     "median_itl_ms": round(c["median_itl_ms"], 2), "source": SOURCE})
+                     "median_itl_ms": round(c["median_itl_ms"], 2),
+                     "output_length_distribution": {"bins": [round(b, 2) for b in c["output_length_distribution"]["bins"]],
+                                                    "counts": c["output_length_distribution"]["counts"]},
+                     "source": SOURCE})
     rows.sort(key=lambda r: r["max_num_seqs"])
     doc = {"meta": {"device": "NVIDIA H100 80GB HBM3 (SXM5)", "model": board["model_id"], "dtype": "bf16",
                     "serving": "vLLM, tensor parallel 1, LM-Arena chat prompts (task lm-arena-chat)",

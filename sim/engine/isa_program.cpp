@@ -53,6 +53,12 @@ bool is_cfg(const std::string& name) { return name.find("_cfg") != std::string::
   throw InputError(p.source, "line " + std::to_string(i.line), i.name + ": " + what);
 }
 
+// A field's value in a message: bytes that are not UTF-8 replaced, long values cut.
+std::string shown(const json::Json& v) {
+  std::string t = v.dump(-1, ' ', false, json::Json::error_handler_t::replace);
+  return t.size() > 60 ? t.substr(0, 57) + "..." : t;
+}
+
 // Any dimension of a tile: 1 ... 2^20 (a tile is far smaller; products stay inside int64).
 constexpr int64_t kMaxDim = int64_t{1} << 20;
 
@@ -66,7 +72,7 @@ std::vector<int64_t> dims(const zebu::Trace& p, const zebu::Instruction& i, cons
   for (const auto& e : v) {
     const auto x = zebu::enum_or_int(e);
     if (!x || *x < lo || *x > kMaxDim)
-      bad(p, i, std::string("'") + key + "' holds " + e.dump() + ": expected integers " + std::to_string(lo) + " ... " +
+      bad(p, i, std::string("'") + key + "' holds " + shown(e) + ": expected integers " + std::to_string(lo) + " ... " +
                     std::to_string(kMaxDim));
     out.push_back(*x);
   }
@@ -78,7 +84,7 @@ int64_t integer(const zebu::Trace& p, const zebu::Instruction& i, const json::Js
   if (!params.contains(key)) bad(p, i, std::string("missing '") + key + "'");
   const auto x = zebu::enum_or_int(params[key]);
   if (!x || *x < lo || *x > hi)
-    bad(p, i, std::string("'") + key + "' is " + params[key].dump() + ": expected an integer " + std::to_string(lo) + " ... " +
+    bad(p, i, std::string("'") + key + "' is " + shown(params[key]) + ": expected an integer " + std::to_string(lo) + " ... " +
                   std::to_string(hi));
   return *x;
 }
@@ -97,7 +103,7 @@ int64_t elem_bytes(const zebu::Trace& p, const zebu::Instruction& i, const json:
     if (*x == 1) return 1;
     if (*x == 3) return 2;
   }
-  bad(p, i, std::string("'") + key + "' is " + v.dump() + ": not a data format the model knows (INT8, FP16, BF16, FP32)");
+  bad(p, i, std::string("'") + key + "' is " + shown(v) + ": not a data format the model knows (INT8, FP16, BF16, FP32)");
 }
 
 // Whatever the fields, an instruction's cycles and bytes stay far inside int64: the product of
@@ -211,7 +217,7 @@ IsaProgramRun schedule_isa_program(const zebu::Trace& program, const std::vector
     if (!v.is_array()) bad(program, i, std::string("'") + key + "' must be a list of queue names");
     for (const auto& e : v) {
       if (!e.is_string() || !known(e.get<std::string>()))
-        bad(program, i, std::string("'") + key + "' names " + e.dump() + ": not a queue (CT, LD, LW, PE, VP, DT, ST, SI, SO)");
+        bad(program, i, std::string("'") + key + "' names " + shown(e) + ": not a queue (CT, LD, LW, PE, VP, DT, ST, SI, SO)");
       out.push_back(e.get<std::string>());
     }
   };

@@ -228,6 +228,27 @@ class ServingTest(Base):
         self.assertEqual(len(rows.to_pandas() if _has_pandas() else rows), 2)
 
 
+class ProgramTest(Base):
+    ASM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "examples", "gemini_npu",
+                       "int8_resnet50.sim_quanti_b1_c1_bw16_asm.txt")
+
+    def test_program_is_sim_program(self):
+        r = npusim.program(self.ASM, instructions=self.path("i.csv"))
+        self.assertEqual(len(r.layers), 73)
+        self.assertEqual(sum(l["cycles"] for l in r.layers), r["total_cycles"])
+        code, out, err = cli("program", "--program", self.ASM, "--hw", "gemini_zebu", "-q", "--report", self.path("c.json"))
+        self.assertEqual(code, 0, err)
+        with open(self.path("c.json")) as f:
+            self.assertEqual(json.load(f)["total_cycles"], r["total_cycles"])
+        with open(self.path("i.csv")) as f:
+            self.assertEqual(len(f.readlines()), 1 + 742)
+        slower = npusim.program(self.ASM, overrides={"npu.isa.pe_fixed_cycles": 400})
+        self.assertGreater(slower["total_cycles"], r["total_cycles"])
+        with self.assertRaises(npusim.InputError) as e:
+            npusim.program(self.path("missing_asm.txt"))
+        self.assertIn("missing_asm.txt", str(e.exception))
+
+
 def _has_pandas():
     try:
         import pandas  # noqa: F401

@@ -135,6 +135,8 @@ TEST(IsaProgram, MalformedProgramsNameTheLine) {
   test::expect_input_error([&] { run(line("vp_self", "{'Prev_Insts': []}")); }, "line 1", "no vp_cfg_fm before it");
   test::expect_input_error([&] { run(line("vp_sort", "{}")); }, "line 1", "not modelled");
   test::expect_input_error([&] { run(line("ct_st", "{'Next_Insts': ['XX']}")); }, "line 1", "not a queue");
+  // A queue name that is not UTF-8 (found by fuzz_gemini_program): still one clear message.
+  test::expect_input_error([&] { run(line("ct_st", "{'Next_Insts': ['\xb4\xb4']}")); }, "line 1", "not a queue");
   test::expect_input_error([&] { run(line("lw_mov", "{'SS': 1, 'Wsize': [64, 64, 1]}")); }, "line 1",
                            "'Wsize' must be a list of 4 integers");
   test::expect_input_error([&] { run(line("lw_mov", "{'SS': 1, 'Wsize': [64, 0, 1, 1]}")); }, "line 1", "expected integers 1");
