@@ -113,3 +113,27 @@ TEST(Calibration, SimProgramReportsLayersQueuesAndRefusesBadInput) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("give an NPU config"), std::string::npos) << r.output;
 }
+
+// Every ZeBu trace run as its own program (a trace holds the instructions it timed): issue 40's
+// per-layer target on all seven, the six of ../shared/validation judged with constants fitted on
+// the seventh (docs/validation_npu.md#compiled-programs).
+TEST(Calibration, EveryZebuTracesProgramMatchesItLayerByLayer) {
+  const std::vector<std::pair<std::string, std::string>> runs = {
+      {example("gemini_npu/int8_resnet50.sim_quantized_b1_c1_bw16_sim.txt"), "int8_resnet50.sim_quantized_b1"},
+      {shared_dir() + "/validation/gemini_npu_zebu_traces/int8_resnet50.sim_quantized_b4_c1_bw16_sim.txt", "int8_resnet50.sim_quantized_b4"},
+      {shared_dir() + "/validation/gemini_npu_zebu_traces/int8_resnet50.sim_quantized_b16_c1_bw16_sim.txt", "int8_resnet50.sim_quantized_b16"},
+      {shared_dir() + "/validation/gemini_npu_zebu_traces/int8_resnet50.sim_quantized_b64_c1_bw16_sim.txt", "int8_resnet50.sim_quantized_b64"},
+      {shared_dir() + "/validation/gemini_npu_zebu_traces/int8_resnet34.sim_quantized_b1_c1_bw16_sim.txt", "int8_resnet34.sim_quantized_b1"},
+      {shared_dir() + "/validation/gemini_npu_zebu_traces/int8_resnet34.sim_quantized_b4_c1_bw16_sim.txt", "int8_resnet34.sim_quantized_b4"},
+      {shared_dir() + "/validation/gemini_npu_zebu_traces/int8_resnet34.sim_quantized_b16_c1_bw16_sim.txt", "int8_resnet34.sim_quantized_b16"}};
+  for (const auto& [trace, ir] : runs) {
+    const auto r = run_sim("compare-trace --trace '" + trace + "' --ir '" + example("frontend_ir/" + ir + ".json") + "' --hw '" +
+                           source_dir() + "/configs/gemini_zebu.yaml' --program '" + trace + "'");
+    ASSERT_EQ(r.exit_code, 0) << trace << "\n" << r.output;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.output, m, std::regex("within 10%: ([0-9]+) of ([0-9]+) layers"))) << r.output;
+    EXPECT_GE(std::stod(m[1]), 0.95 * std::stod(m[2])) << trace << "\n" << r.output;
+    ASSERT_TRUE(std::regex_search(r.output, m, std::regex("TOTAL\\s+([0-9]+)\\s+([0-9]+)"))) << r.output;
+    EXPECT_LT(std::fabs(std::stod(m[2]) - std::stod(m[1])) / std::stod(m[1]), 0.02) << trace << "\n" << r.output;
+  }
+}
