@@ -381,17 +381,20 @@ def llm(model, hw, overrides=None, *, prefill=None, decode=None, plot=None, time
             return ServingReport(json.load(f))
 
 
-def program(path, hw="gemini_zebu", overrides=None, *, ir=None, instructions=None, timeout=None):
+def program(path, hw="gemini_zebu", overrides=None, *, ir=None, instructions=None, trace=None, timeout=None):
     """Runs a compiled Gemini program (the assembler's *_asm.txt, or a ZeBu trace's own
     instructions) instruction by instruction on an NPU core's instruction model, as `sim program`
     (docs/timing.md#compiled-programs), and returns its Report: total_cycles, queues, dram_bytes
     and .layers (per layer: cycles, pe/vp/dma busy, bound). ir: the program's Frontend IR, for
-    layer names; instructions: also write every instruction's simulated start and end (CSV)."""
+    layer names; instructions: also write every instruction's simulated start and end (CSV);
+    trace: a Perfetto file (a track per queue)."""
     args = ["program", "--program", os.fspath(path), "--hw", _hw_arg(hw)] + _set_args(overrides)
     if ir is not None:
         args += ["--ir", os.fspath(ir)]
     if instructions is not None:
         args += ["--instructions", os.fspath(instructions)]
+    if trace is not None:
+        args += ["--trace", os.fspath(trace)]
     with tempfile.TemporaryDirectory(prefix="npusim_program_") as tmp:
         report_path = os.path.join(tmp, "program.json")
         _run(args + ["-q", "--report", report_path], timeout=timeout, what="sim program")

@@ -85,6 +85,7 @@ struct ProgramOptions {
   std::string csv;     // per-layer rows
   std::string report;  // JSON
   std::string instructions;  // CSV: every instruction's simulated start and end
+  std::string trace;         // Perfetto / chrome://tracing JSON: a track per queue
   bool quiet = false;        // -q: print nothing (the files only)
 };
 int run_program(const ProgramOptions& o);

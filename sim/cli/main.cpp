@@ -114,6 +114,7 @@ static int sim_main(int argc, char** argv) {
   prog_cmd->add_option("--csv", prog.csv, "write the per-layer rows as CSV");
   prog_cmd->add_option("--report", prog.report, "write the run as JSON");
   prog_cmd->add_option("--instructions", prog.instructions, "write every instruction's simulated start and end as CSV");
+  prog_cmd->add_option("--trace", prog.trace, "write a Perfetto / chrome://tracing file: one track per queue, a slice per instruction");
   prog_cmd->add_flag("-q,--quiet", prog.quiet, "print nothing (write the files only)");
 
   bool markdown = false;

@@ -93,6 +93,11 @@ int run_program(const ProgramOptions& o) {
         << (ops.count(m.layer_index) ? ops[m.layer_index] : "") << ',' << m.cycles << ',' << m.pe_busy << ',' << m.vp_busy
         << ',' << m.dma_busy << ',' << bound_of(m) << '\n';
   }
+  if (!o.trace.empty()) {
+    std::ofstream f(o.trace, std::ios::binary);
+    if (!f) throw InputError(o.trace, "", "cannot open for writing");
+    f << run::program_trace(rec, names).dump() << '\n';
+  }
   if (!o.instructions.empty()) {
     std::ofstream f(o.instructions, std::ios::binary);
     if (!f) throw InputError(o.instructions, "", "cannot open for writing");

@@ -30,12 +30,11 @@ IsaUnits IsaUnits::read(const config::HwConfig& c) {
 
 namespace {
 
-// The ISA's queues, by the names Prev_Insts / Next_Insts use.
-constexpr std::array<const char*, 9> kQueues = {"CT", "LD", "LW", "PE", "VP", "DT", "ST", "SI", "SO"};
-
 bool starts(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 
-std::string queue_of(const std::string& name) {
+}  // namespace
+
+std::string isa_queue(const std::string& name) {
   if (starts(name, "ct_")) return "CT";
   if (starts(name, "lw")) return "LW";
   if (starts(name, "ld")) return "LD";
@@ -46,6 +45,8 @@ std::string queue_of(const std::string& name) {
   if (starts(name, "si")) return "SI";
   return "SO";  // the reader admits no other family
 }
+
+namespace {
 
 bool is_cfg(const std::string& name) { return name.find("_cfg") != std::string::npos; }
 
@@ -207,7 +208,7 @@ IsaProgramRun schedule_isa_program(const zebu::Trace& program, const std::vector
   IsaProgramRun run;
   const auto& ins = program.instructions;
   if (cycles.size() != ins.size()) throw InternalError("schedule_isa_program: one duration per instruction");
-  auto known = [](const std::string& q) { return std::find(kQueues.begin(), kQueues.end(), q) != kQueues.end(); };
+  auto known = [](const std::string& q) { return std::find(kIsaQueues.begin(), kIsaQueues.end(), q) != kIsaQueues.end(); };
   std::map<std::string, std::vector<size_t>> queues;
   std::map<std::pair<std::string, std::string>, int64_t> sent, taken;  // tokens per (from, to)
   std::vector<std::vector<std::string>> prev(ins.size()), next(ins.size());
@@ -222,7 +223,7 @@ IsaProgramRun schedule_isa_program(const zebu::Trace& program, const std::vector
     }
   };
   for (size_t k = 0; k < ins.size(); ++k) {
-    const std::string q = queue_of(ins[k].name);
+    const std::string q = isa_queue(ins[k].name);
     queues[q].push_back(k);
     names(ins[k], "Prev_Insts", prev[k]);
     names(ins[k], "Next_Insts", next[k]);

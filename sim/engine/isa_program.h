@@ -4,6 +4,7 @@
 // it from its own fields. No SystemC: the tokens order everything (the compiler serialises the
 // DMA queues through them), so an event loop computes every start and end exactly.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -14,6 +15,11 @@
 #include "sim/config/hw_config.h"
 
 namespace npusim::engine {
+
+// The ISA's queues, by the names Prev_Insts / Next_Insts use, and the one an instruction runs in
+// (ct_* CT, ld* LD, lw* LW, pe_* PE, vp_* VP, dt_* DT, st* ST, si* SI, so* SO).
+inline constexpr std::array<const char*, 9> kIsaQueues = {"CT", "LD", "LW", "PE", "VP", "DT", "ST", "SI", "SO"};
+std::string isa_queue(const std::string& instruction_name);
 
 // What the instruction model reads from a hardware description.
 struct IsaUnits {

@@ -1,8 +1,11 @@
 // A compiled Gemini program on one NPU core's instruction model (docs/timing.md#compiled-programs):
 // the library call behind `sim program` and `sim compare-trace --program`.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "frontends/zebu_trace/zebu_trace.h"
 #include "sim/engine/isa_program.h"
@@ -21,5 +24,10 @@ struct ProgramRecord {
 // path: the assembler's *_asm.txt or a ZeBu trace (its instructions); hw: an NPU description
 // (a GPU or system one is an InputError naming it). Bad programs: InputError naming the line.
 ProgramRecord run_program(const std::string& path, const Hardware& hw);
+
+// The run as a Perfetto / chrome://tracing file: one track per queue (CT, LD, LW, PE, VP, DT, ST),
+// one slice per instruction that takes time, named by its instruction and layer (`names`: the
+// IR's layer names by layer_index, may be empty), in microseconds of the core's clock.
+nlohmann::json program_trace(const ProgramRecord& r, const std::map<int, std::string>& names = {});
 
 }  // namespace npusim::run

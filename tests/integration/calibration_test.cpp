@@ -4,7 +4,9 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <regex>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -91,6 +93,30 @@ TEST(Calibration, SimProgramReportsLayersQueuesAndRefusesBadInput) {
   EXPECT_EQ(j["layers"].back()["bound"], "memory");  // the dense layer waits for its 2 MB of weights
   const std::string csv = read_text(d + "/p.csv");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 73);
+  // The Perfetto file: a track per queue, a slice per instruction that takes time, on its queue's track.
+  r = run_sim("program --program '" + asm_file + "' -q --trace '" + d + "/t.json' --instructions '" + d + "/i.csv'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto t = nlohmann::json::parse(read_text(d + "/t.json"));
+  std::map<std::string, int> track_of;
+  size_t slices = 0;
+  for (const auto& e : t["traceEvents"])
+    if (e["name"] == "thread_name") track_of[e["args"]["name"].get<std::string>()] = e["tid"].get<int>();
+  ASSERT_EQ(track_of.size(), 9u);
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    ++slices;
+    const std::string name = e["name"];
+    if (name.rfind("pe_conv", 0) == 0) EXPECT_EQ(e["tid"], track_of["PE"]) << name;
+    if (name.rfind("ldw_mov", 0) == 0) EXPECT_EQ(e["tid"], track_of["LD"]) << name;
+    if (name.rfind("lw_mov", 0) == 0) EXPECT_EQ(e["tid"], track_of["LW"]) << name;
+    EXPECT_GT(e["dur"].get<double>(), 0) << name;
+  }
+  size_t timed = 0;
+  std::istringstream rows(read_text(d + "/i.csv"));
+  std::string row;
+  std::getline(rows, row);  // header
+  while (std::getline(rows, row)) timed += row.substr(row.rfind(',') + 1) != "0";
+  EXPECT_EQ(slices, timed);
   // Same inputs, same bytes.
   run_sim("program --program '" + asm_file + "' --report '" + d + "/q.json'");
   run_sim("program --program '" + asm_file + "' --report '" + d + "/q2.json'");

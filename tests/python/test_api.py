@@ -233,7 +233,9 @@ class ProgramTest(Base):
                        "int8_resnet50.sim_quanti_b1_c1_bw16_asm.txt")
 
     def test_program_is_sim_program(self):
-        r = npusim.program(self.ASM, instructions=self.path("i.csv"))
+        r = npusim.program(self.ASM, instructions=self.path("i.csv"), trace=self.path("t.json"))
+        with open(self.path("t.json")) as f:
+            self.assertTrue(any(e["ph"] == "X" for e in json.load(f)["traceEvents"]))
         self.assertEqual(len(r.layers), 73)
         self.assertEqual(sum(l["cycles"] for l in r.layers), r["total_cycles"])
         code, out, err = cli("program", "--program", self.ASM, "--hw", "gemini_zebu", "-q", "--report", self.path("c.json"))
