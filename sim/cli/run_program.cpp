@@ -82,6 +82,15 @@ int run_program(const ProgramOptions& o) {
     out << ' ' << q << ' ' << run.instructions_by_queue.at(q) << ' ' << busy << " (" << share(busy, run.end_cycle) << ')';
   std::snprintf(line, sizeof line, "\nDRAM: %.3f MB moved\n", static_cast<double>(run.dram_bytes) / 1e6);
   out << line;
+  const auto& en = rec.energy;
+  if (en.modelled) {
+    std::snprintf(line, sizeof line,
+                  "energy: %.3f uJ (PE %.3f, vector %.3f, SRAM %.3f, DRAM %.3f, DMA %.3f, static %.3f), %.3f W\n", en.total_uj,
+                  en.pe_array_uj, en.vector_uj, en.sram_uj, en.dram_uj, en.dma_uj, en.static_uj, en.average_power_w);
+    out << line;
+  } else {
+    out << "energy: not modelled (every energy.* figure of the config is 0)\n";
+  }
   if (!o.quiet) std::cout << out.str();
 
   if (!o.csv.empty()) {
@@ -116,6 +125,11 @@ int run_program(const ProgramOptions& o) {
     j["dram_bytes"] = run.dram_bytes;
     for (const auto& [q, busy] : run.queue_busy_cycles)
       j["queues"][q] = {{"instructions", run.instructions_by_queue.at(q)}, {"busy_cycles", busy}};
+    j["energy"] = {{"modelled", en.modelled}};
+    if (en.modelled)
+      j["energy"].update({{"energy_uj", en.total_uj}, {"average_power_w", en.average_power_w}, {"energy_pe_array_uj", en.pe_array_uj},
+                          {"energy_vector_uj", en.vector_uj}, {"energy_sram_uj", en.sram_uj}, {"energy_dram_uj", en.dram_uj},
+                          {"energy_dma_uj", en.dma_uj}, {"energy_static_uj", en.static_uj}});
     j["layers"] = nlohmann::ordered_json::array();
     for (const auto& m : layers)
       j["layers"].push_back({{"layer_index", m.layer_index},
@@ -126,6 +140,8 @@ int run_program(const ProgramOptions& o) {
                              {"vp_busy", m.vp_busy},
                              {"dma_busy", m.dma_busy},
                              {"bound", bound_of(m)}});
+    if (en.modelled)
+      for (auto& l : j["layers"]) l["energy_uj"] = en.layer_uj.count(l["layer_index"].get<int>()) ? en.layer_uj.at(l["layer_index"].get<int>()) : 0.0;
     std::ofstream f(o.report, std::ios::binary);
     if (!f) throw InputError(o.report, "", "cannot open for writing");
     f << j.dump(2) << '\n';

@@ -124,7 +124,7 @@ const json::Json& cfg(const zebu::Trace& p, const zebu::Instruction& i, const st
 
 }  // namespace
 
-std::vector<int64_t> isa_instruction_cycles(const zebu::Trace& program, const IsaUnits& u, int64_t* dram_bytes) {
+std::vector<int64_t> isa_instruction_cycles(const zebu::Trace& program, const IsaUnits& u, std::vector<IsaInstructionWork>* work) {
   const auto& ins = program.instructions;
   std::map<int, int64_t> vp_per_workload;  // vector instructions of a workload share one image's stream
   for (const auto& i : ins)
@@ -132,7 +132,7 @@ std::vector<int64_t> isa_instruction_cycles(const zebu::Trace& program, const Is
   std::map<std::string, const json::Json*> last;  // the latest *_cfg* of each name
   std::map<int, bool> weights_in_l2;              // layers whose weights a lw_mov SS=0 streams from L2
   std::vector<int64_t> cycles(ins.size(), 0);
-  int64_t dram = 0;
+  std::vector<IsaInstructionWork> w_of(ins.size());
   for (size_t k = 0; k < ins.size(); ++k) {
     const auto& i = ins[k];
     const json::Json& prm = i.params;
@@ -147,7 +147,7 @@ std::vector<int64_t> isa_instruction_cycles(const zebu::Trace& program, const Is
       const int64_t e = elem_bytes(program, i, cfg(program, i, last, n == "lda_mov" ? "lda_cfg" : "sta_cfg"), "DF");
       guard(program, i, {t[0], t[1] * e + models::kIsaPixelAlignBytes, t[2], t[3]});
       const int64_t bytes = models::isa_activation_bytes(t[0], t[1], t[2], t[3], e);
-      dram += bytes;
+      w_of[k].dram_bytes = w_of[k].sram_bytes = bytes;
       cycles[k] = models::isa_dma_cycles(bytes, u.dma_setup_cycles, u.dram_bytes_per_cycle);
     } else if (n == "ldw_mov" || n == "lw_mov") {
       const auto w = dims(program, i, prm, "Wsize", 4);
@@ -159,10 +159,14 @@ std::vector<int64_t> isa_instruction_cycles(const zebu::Trace& program, const Is
       }
       guard(program, i, {w[0], w[1] + u.pe.channel_align + models::kIsaQuantParamBytesPerChannel, w[2], w[3]});
       const int64_t bytes = models::isa_weight_bytes(w[0], w[1], w[2], w[3], u.pe.channel_align);
-      dram += bytes;
+      w_of[k].dram_bytes = w_of[k].sram_bytes = bytes;
       cycles[k] = models::isa_dma_cycles(bytes, u.dma_setup_cycles, u.dram_bytes_per_cycle);
     } else if (n == "dt_cal") {
       cycles[k] = 0;  // measured 0 on every trace: the layout change rides on the next transfer
+      const auto t = dims(program, i, prm, "Tile", 4);
+      const int64_t e = elem_bytes(program, i, cfg(program, i, last, "dt_cfg"), "DF");
+      guard(program, i, {t[0], t[1] * e, t[2], t[3]});
+      w_of[k].sram_bytes = 2 * t[0] * t[1] * t[2] * t[3] * e;  // read and written back
     } else if (n == "pe_conv") {
       const json::Json& tp = cfg(program, i, last, "pe_cfg_tp");
       const json::Json& pm = cfg(program, i, last, "pe_cfg_pm");
@@ -181,27 +185,69 @@ std::vector<int64_t> isa_instruction_cycles(const zebu::Trace& program, const Is
       guard(program, i, {c.n, c.k + u.pe.rows * c.mtk0, c.c + u.pe.channel_align + models::kIsaQuantParamBytesPerChannel,
                          c.h + c.mini_h, c.w + c.mini_w, c.r, c.s});
       cycles[k] = models::isa_pe_conv_cycles(u.pe, u.isa, c).total;
+      const json::Json& fm = cfg(program, i, last, "pe_cfg_fm");
+      const int64_t e_in = elem_bytes(program, i, fm, "SF"), e_out = elem_bytes(program, i, fm, "DF");
+      const auto stride = dims(program, i, pm, "STRIDE", 2);
+      guard(program, i, {c.n, c.c * e_in + c.k * e_out + c.k * c.r * c.s, c.h * stride[0], c.w * stride[1]});
+      w_of[k].macs = c.n * c.k * c.c * c.h * c.w * c.r * c.s;
+      w_of[k].mac_dtype = e_in == 1 ? ir::DType::Int8 : e_in == 2 ? ir::DType::Float16 : ir::DType::Float32;
+      // The input pixels the outputs read (stride apart), the outputs, the weights once.
+      w_of[k].sram_bytes = c.n * c.c * c.h * stride[0] * c.w * stride[1] * e_in + c.n * c.k * c.h * c.w * e_out + c.k * c.c * c.r * c.s;
     } else if (n == "vp_self" || n == "vp_pool") {
       const json::Json& fm = cfg(program, i, last, "vp_cfg_fm");
       const auto s = dims(program, i, fm, "STile", 3);
       const int64_t e = std::max(elem_bytes(program, i, fm, "IDF"), elem_bytes(program, i, fm, "ODF"));
       guard(program, i, {s[0] * e + u.vp_lanes, s[1], s[2]});
       cycles[k] = models::isa_vp_cycles(u.vp_lanes, u.isa, s[0], s[1], s[2], e, vp_per_workload[i.wkl]);
+      const auto d = dims(program, i, fm, "DTile", 3);
+      guard(program, i, {d[0] * 4, d[1], d[2]});
+      // One image in, one out (the workload's other images are its other instructions).
+      w_of[k].sram_bytes = s[0] * s[1] * s[2] * elem_bytes(program, i, fm, "IDF") + d[0] * d[1] * d[2] * elem_bytes(program, i, fm, "ODF");
     } else {
       bad(program, i, "not modelled (the instruction model times pe_conv, vp_self, vp_pool, dt_cal, lda/ldw/lw/sta_mov, "
                       "*_cfg* and ct_*; multi-core si_/so_ transfers are not)");
     }
   }
-  if (dram_bytes) *dram_bytes = dram;
+  if (work) *work = std::move(w_of);
   return cycles;
 }
 
 IsaProgramRun run_isa_program(const zebu::Trace& program, const IsaUnits& u) {
-  int64_t dram = 0;
-  const auto cycles = isa_instruction_cycles(program, u, &dram);
+  std::vector<IsaInstructionWork> work;
+  const auto cycles = isa_instruction_cycles(program, u, &work);
   IsaProgramRun run = schedule_isa_program(program, cycles);
-  run.dram_bytes = dram;
+  for (const auto& w : work) run.dram_bytes += w.dram_bytes;
+  run.work = std::move(work);
   return run;
+}
+
+IsaEnergy isa_program_energy(const IsaProgramRun& run, const models::EnergyParams& e, int64_t vp_lanes, double clock_mhz,
+                             const std::map<int, int64_t>& layer_cycles) {
+  IsaEnergy r;
+  r.modelled = e.modelled();
+  const auto& ins = run.simulated.instructions;
+  for (size_t k = 0; k < ins.size() && k < run.work.size(); ++k) {
+    const IsaInstructionWork& w = run.work[k];
+    const double pe = static_cast<double>(w.macs) * e.mac_pj(w.mac_dtype);
+    const double vp = starts(ins[k].name, "vp_") && !is_cfg(ins[k].name)
+                          ? static_cast<double>(ins[k].end - ins[k].start) * static_cast<double>(vp_lanes) * e.pj_per_vector_lane_cycle
+                          : 0;
+    const double sram = static_cast<double>(w.sram_bytes) * e.pj_per_sram_byte;
+    const double dram = static_cast<double>(w.dram_bytes) * e.pj_per_dram_byte;
+    const double dma = static_cast<double>(w.dram_bytes) * e.pj_per_dma_byte;
+    r.pe_array_uj += pe * 1e-6, r.vector_uj += vp * 1e-6, r.sram_uj += sram * 1e-6, r.dram_uj += dram * 1e-6, r.dma_uj += dma * 1e-6;
+    r.layer_uj[ins[k].slyr] += (pe + vp + sram + dram + dma) * 1e-6;
+  }
+  // Static power: W x s = uJ x 1e-6; cycles / (MHz x 1e6) s.
+  for (const auto& [layer, cycles] : layer_cycles) {
+    const double uj = e.static_w * static_cast<double>(cycles) / clock_mhz;
+    r.static_uj += uj;
+    r.layer_uj[layer] += uj;
+  }
+  r.total_uj = r.pe_array_uj + r.vector_uj + r.sram_uj + r.dram_uj + r.dma_uj + r.static_uj;
+  const double seconds = static_cast<double>(run.end_cycle) / (clock_mhz * 1e6);
+  r.average_power_w = seconds > 0 ? r.total_uj * 1e-6 / seconds : 0;
+  return r;
 }
 
 IsaProgramRun schedule_isa_program(const zebu::Trace& program, const std::vector<int64_t>& cycles) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "frontends/zebu_trace/zebu_trace.h"
+#include "models/npu/energy_params.h"
 #include "models/npu/isa_timing.h"
 #include "sim/config/hw_config.h"
 
@@ -31,6 +32,14 @@ struct IsaUnits {
   static IsaUnits read(const config::HwConfig& c);
 };
 
+// What one instruction does besides taking time: the events its energy is counted from.
+struct IsaInstructionWork {
+  int64_t macs = 0;  // pe_conv: N x K x C x H x W x R x S
+  ir::DType mac_dtype = ir::DType::Int8;
+  int64_t dram_bytes = 0;  // DMA transfers from or to DRAM
+  int64_t sram_bytes = 0;  // read and written in the on-chip buffers (L2, the weight buffer)
+};
+
 struct IsaProgramRun {
   // The program with each instruction's simulated start and end (measure_layers attributes it
   // to layers as it does a trace).
@@ -39,13 +48,28 @@ struct IsaProgramRun {
   std::map<std::string, int64_t> queue_busy_cycles;  // CT, LD, LW, PE, VP, DT, ST: sum of durations
   std::map<std::string, int64_t> instructions_by_queue;
   int64_t dram_bytes = 0;  // moved by the DMA queues (LD, LW from DRAM, ST)
+  std::vector<IsaInstructionWork> work;  // per instruction
 };
 
+// The run's energy from its events and the energy.* figures (docs/energy.md#npus, as for an IR
+// run): MACs by dtype, vector lane-cycles, on-chip buffer bytes, DRAM bytes and the DMA's own
+// work on them, and static power over the run; per layer by each instruction's layer (slyr), the
+// static part by the layer's share of the run (`layer_cycles`, e.g. measure_layers').
+struct IsaEnergy {
+  bool modelled = false;  // some energy.* figure is set
+  double pe_array_uj = 0, vector_uj = 0, sram_uj = 0, dram_uj = 0, dma_uj = 0, static_uj = 0, total_uj = 0;
+  double average_power_w = 0;
+  std::map<int, double> layer_uj;
+};
+IsaEnergy isa_program_energy(const IsaProgramRun& run, const models::EnergyParams& e, int64_t vp_lanes, double clock_mhz,
+                             const std::map<int, int64_t>& layer_cycles);
+
 // Each instruction's cycles from its fields and the configuration instructions before it in its
-// queue. InputError(program.source, "line N", ...) for an instruction the model cannot time
-// (unknown kind, missing or inconsistent fields, a *_mov or pe_conv before its *_cfg).
+// queue (and, with `work`, what else it does). InputError(program.source, "line N", ...) for an
+// instruction the model cannot time (unknown kind, missing or inconsistent fields, a *_mov or
+// pe_conv before its *_cfg).
 std::vector<int64_t> isa_instruction_cycles(const frontends::zebu::Trace& program, const IsaUnits& u,
-                                            int64_t* dram_bytes = nullptr);
+                                            std::vector<IsaInstructionWork>* work = nullptr);
 
 // Runs the program: start = max(end of the previous instruction of its queue, the tokens it
 // pops), end = start + its cycles. A token that no instruction sends, or a program that

@@ -17,6 +17,7 @@ struct ProgramRecord {
   frontends::zebu::Trace program;  // as read
   engine::IsaProgramRun run;       // every instruction's simulated times, the queues, the DRAM bytes
   std::vector<frontends::zebu::LayerMeasurement> layers;  // the run per layer, attributed as a trace is
+  engine::IsaEnergy energy;  // from the energy.* figures (not modelled when all are 0, as in gemini_zebu)
   double clock_mhz = 0;
   std::string hardware;  // the description's source
 };

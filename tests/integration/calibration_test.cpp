@@ -91,6 +91,19 @@ TEST(Calibration, SimProgramReportsLayersQueuesAndRefusesBadInput) {
   EXPECT_EQ(j["layers"][1]["name"], "Conv_0");
   EXPECT_EQ(j["layers"][1]["bound"], "compute");
   EXPECT_EQ(j["layers"].back()["bound"], "memory");  // the dense layer waits for its 2 MB of weights
+  EXPECT_EQ(j["energy"]["modelled"], false);         // gemini_zebu has no energy figures
+  // With figures set, the layers' energy adds up to the run's and its parts.
+  r = run_sim("program --program '" + asm_file + "' -q --set energy.pj_per_mac_int8=0.03 --set energy.pj_per_dram_byte=20 "
+              "--set energy.static_w=0.5 --report '" + d + "/e.json'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto je = nlohmann::json::parse(read_text(d + "/e.json"));
+  double layers_uj = 0;
+  for (const auto& l : je["layers"]) layers_uj += l["energy_uj"].get<double>();
+  const auto& en = je["energy"];
+  EXPECT_NEAR(layers_uj, en["energy_uj"].get<double>(), 1e-6 * layers_uj);
+  EXPECT_NEAR(en["energy_dram_uj"].get<double>(), 20e-6 * je["dram_bytes"].get<double>(), 1e-6);
+  EXPECT_NEAR(en["energy_static_uj"].get<double>(), 0.5 * je["total_cycles"].get<double>() / 1000, 1e-6);
+  EXPECT_GT(en["energy_pe_array_uj"].get<double>(), 0);
   const std::string csv = read_text(d + "/p.csv");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 73);
   // The Perfetto file: a track per queue, a slice per instruction that takes time, on its queue's track.

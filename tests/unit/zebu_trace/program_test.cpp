@@ -92,7 +92,7 @@ std::string line(const std::string& name, const std::string& params) { return "[
 std::string small_program(const std::string& lda_next = "['VP']") {
   return line("ct_st", "{'Prev_Insts': [], 'Next_Insts': ['LD']}") + line("lda_cfg", "{'DF': <DataFmt.INT8: 1>}") +
          line("lda_mov", "{'Tile': [1, 8, 2, 2], 'Prev_Insts': ['CT'], 'Next_Insts': " + lda_next + "}") +
-         line("vp_cfg_fm", "{'IDF': <DataFmt.INT8: 1>, 'ODF': <DataFmt.INT8: 1>, 'STile': [64, 4, 4]}") +
+         line("vp_cfg_fm", "{'IDF': <DataFmt.INT8: 1>, 'ODF': <DataFmt.INT8: 1>, 'STile': [64, 4, 4], 'DTile': [64, 4, 4]}") +
          line("vp_self", "{'Prev_Insts': ['LD'], 'Next_Insts': []}");
 }
 
@@ -120,6 +120,29 @@ TEST(IsaProgram, QueuesRunInOrderAndWaitForTokens) {
   EXPECT_EQ(layers[0].cycles, 128);
 }
 
+TEST(IsaProgram, EnergyOfASmallProgramByHand) {
+  const auto run = engine::run_isa_program(frontends::zebu::parse_gemini_program(small_program(), "p.txt"), gemini_units());
+  // lda_mov: 32 B from DRAM into L2; vp_self: 64 x 4 x 4 int8 in and out (2,048 B), 70 cycles.
+  ASSERT_EQ(run.work.size(), 5u);
+  EXPECT_EQ(run.work[2].dram_bytes, 32);
+  EXPECT_EQ(run.work[2].sram_bytes, 32);
+  EXPECT_EQ(run.work[4].sram_bytes, 2048);
+  models::EnergyParams e;
+  e.pj_per_dram_byte = 10, e.pj_per_sram_byte = 1, e.pj_per_dma_byte = 0.5, e.pj_per_vector_lane_cycle = 0.25, e.static_w = 2;
+  const auto en = engine::isa_program_energy(run, e, 32, 1000, {{0, 128}});
+  EXPECT_TRUE(en.modelled);
+  EXPECT_NEAR(en.dram_uj, 320e-6, 1e-12);
+  EXPECT_NEAR(en.dma_uj, 16e-6, 1e-12);
+  EXPECT_NEAR(en.sram_uj, 2080e-6, 1e-12);
+  EXPECT_NEAR(en.vector_uj, 70 * 32 * 0.25e-6, 1e-12);
+  EXPECT_NEAR(en.static_uj, 2 * 128 / 1000.0, 1e-12);  // W x us
+  EXPECT_NEAR(en.total_uj, 0.256 + 2976e-6, 1e-12);
+  EXPECT_NEAR(en.layer_uj.at(0), en.total_uj, 1e-12);
+  EXPECT_NEAR(en.average_power_w, en.total_uj * 1e-6 / 128e-9, 1e-9);
+  // Every figure 0 (gemini_zebu): not modelled, nothing counted.
+  EXPECT_FALSE(engine::isa_program_energy(run, models::EnergyParams{}, 32, 1000, {{0, 128}}).modelled);
+}
+
 TEST(IsaProgram, MalformedProgramsNameTheLine) {
   const auto u = gemini_units();
   auto run = [&](const std::string& text) { engine::run_isa_program(frontends::zebu::parse_gemini_program(text, "p.txt"), u); };
@@ -128,8 +151,8 @@ TEST(IsaProgram, MalformedProgramsNameTheLine) {
   // Two queues that wait for each other.
   test::expect_input_error(
       [&] {
-        run(line("ct_st", "{'Prev_Insts': ['DT'], 'Next_Insts': ['DT']}") +
-            line("dt_cal", "{'Prev_Insts': ['CT'], 'Next_Insts': ['CT']}"));
+        run(line("ct_st", "{'Prev_Insts': ['DT'], 'Next_Insts': ['DT']}") + line("dt_cfg", "{'DF': <DataFmt.INT8: 1>}") +
+            line("dt_cal", "{'Tile': [1, 8, 2, 2], 'Prev_Insts': ['CT'], 'Next_Insts': ['CT']}"));
       },
       "line 1", "deadlocks");
   test::expect_input_error([&] { run(line("vp_self", "{'Prev_Insts': []}")); }, "line 1", "no vp_cfg_fm before it");
