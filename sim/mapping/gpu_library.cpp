@@ -244,6 +244,14 @@ std::vector<KernelCandidate> attention_candidates(const AttentionProblem& a, con
   // mean, which gives QK^T + PV their flops and each key step its K and V bytes.
   const int64_t d = a.dk > 0 && a.dk != a.d ? (a.dk + a.d + 1) / 2 : a.d;
   const bool hopper = p.arch == "CUDA_90";
+  // AMD's FlashAttention (Composable Kernel's ck_tile fmha forward, the kernel of ROCm's
+  // FlashAttention-2 and vLLM on MI300X) holds Q in registers and streams K and V through LDS
+  // in 32-wide slices (pipeline qr_ks_vs; ROCm/composable_kernel example/ck_tile/01_fmha/codegen:
+  // fp16/bf16 tiles of 128 queries by 128 keys (64 below head dim 128), 4 wavefronts, for head
+  // dims 32, 64, 128 and 256), so a tile needs far less than the 64 KB of LDS a CU has.
+  const bool rocm = p.arch.rfind("ROCM", 0) == 0;
+  constexpr int64_t kCkSlice = 32;
+  if (rocm && !decode && !a.shared_kv) tiles = a.d <= 64 ? std::vector<Tile>{{128, 64, 4}} : std::vector<Tile>{{128, 128, 4}};
   // The kernels are compiled for a few head dims and run a head in the next one up, its extra
   // columns zero (FlashAttention-2's HEADDIM_SWITCH: 32, 64, 96, 128, 160, 192, 224, 256;
   // FlashAttention-3's 64, 96, 128, 192, 256): the tile's math and shared memory take the padded
@@ -251,7 +259,8 @@ std::vector<KernelCandidate> attention_candidates(const AttentionProblem& a, con
   int64_t d_tile = d;
   if (a.dk == 0 && !a.shared_kv) {
     const std::vector<int64_t> dims = hopper ? std::vector<int64_t>{64, 96, 128, 192, 256}
-                                             : std::vector<int64_t>{32, 64, 96, 128, 160, 192, 224, 256};
+                                      : rocm   ? std::vector<int64_t>{32, 64, 128, 256}
+                                               : std::vector<int64_t>{32, 64, 96, 128, 160, 192, 224, 256};
     for (const int64_t x : dims)
       if (d <= x) {
         d_tile = x;
@@ -276,14 +285,17 @@ std::vector<KernelCandidate> attention_candidates(const AttentionProblem& a, con
     }
     s.k = ceil_div(a.skv, splits);
     s.batch = batch * splits;
-    // Q tile + two stages of K and V slices (of the one slice when K is V).
-    s.sram_bytes = (t.tm * d_tile + 2 * (a.shared_kv ? 1 : 2) * t.tk * d_tile) * gpu::data_type_bytes(a.dtype);
+    // Q tile + two stages of K and V slices (of the one slice when K is V); on ROCm Q in
+    // registers and two stages of a 32-wide slice of K and of V.
+    s.sram_bytes = (rocm ? 2 * (t.tk * kCkSlice + (a.shared_kv ? 0 : kCkSlice * d_tile))
+                         : t.tm * d_tile + 2 * (a.shared_kv ? 1 : 2) * t.tk * d_tile) *
+                   gpu::data_type_bytes(a.dtype);
     if (s.sram_bytes > smem_limit(p)) continue;
     s.slots = std::max<int64_t>(
         1, std::min<int64_t>(p.max_warps_per_block / t.warps, models::blocks_by_smem(p.smem_per_sm_bytes, s.sram_bytes)));
     s.warps_per_processor = static_cast<int>(s.slots) * t.warps;
     std::string name = "flash " + std::to_string(t.tm) + "x" + std::to_string(t.tk) + ":" + std::to_string(t.warps) +
-                       (hopper ? " (FA3)" : " (FA2)");
+                       (hopper ? " (FA3)" : rocm ? " (CK)" : " (FA2)");
     if (packed) name += " " + std::to_string(a.kv_group) + " heads a K/V";
     if (splits > 1) name += " split-KV " + std::to_string(splits);
     out.push_back({name, single_matmul_plan(s, p.num_sms, p.smem_per_sm_bytes)});

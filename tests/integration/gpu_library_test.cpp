@@ -36,6 +36,21 @@ double cfg(const json& rep, const std::string& key) { return std::stod(rep["conf
 
 }  // namespace
 
+// AMD's FlashAttention (Composable Kernel) keeps Q in registers and streams K and V through LDS
+// in 32-wide slices: a head-dim-128 prefill and decode fit the MI300X's 64 KB of LDS, where
+// FlashAttention-2's CUDA tiles (Q and two stages of K and V in shared memory) do not.
+TEST(GpuLibrary, Mi300xRunsHeadDim128AttentionAsComposableKernelTiles) {
+  const std::string d = scratch_dir("gpu_lib_mi300x");
+  for (const char* shape : {"--batch 1 --seq 2048", "--batch 8 --seq 1 --kv-len 1024"}) {
+    const std::string f = zoo(d, "l", std::string("llama3-8b --layers 1 ") + shape);
+    const auto r = run_sim("--ir '" + f + "' --hw gpu_mi300x -q --csv '" + d + "/k.csv'");
+    ASSERT_EQ(r.exit_code, 0) << shape << "\n" << r.output;
+    const std::string csv = read_text(d + "/k.csv");
+    EXPECT_NE(csv.find("(CK)"), std::string::npos) << shape << "\n" << csv;
+    EXPECT_EQ(csv.find("(FA2)"), std::string::npos) << shape;
+  }
+}
+
 TEST(GpuLibrary, BertRunsAsFusedKernelsAboveEveryKernelsPhysicalBound) {
   const std::string d = scratch_dir("gpu_library_bert");
   const std::string ir = zoo(d, "bert", "bert-base --batch 4 --layers 2");
