@@ -13,6 +13,7 @@
 #include "sim/cli/commands.h"
 #include "sim/config/system_config.h"
 #include "sim/ir/error.h"
+#include "sim/mapping/program.h"
 #include "sim/run/program_run.h"
 #include "sim/run/run.h"
 #include "sim/run/workload_loader.h"
@@ -21,13 +22,9 @@ namespace npusim::cli {
 
 namespace {
 
-// As the IR runs' (docs/timing.md#per-layer-cycles-and-bound): the largest of the PE's busy time
-// (compute), the VP's (vector) and the layer's time when neither worked on it (memory: weights or
-// activations not yet in).
+// As an IR run's (docs/timing.md#per-layer-cycles-and-bound).
 const char* bound_of(const frontends::zebu::LayerMeasurement& m) {
-  const int64_t idle = m.cycles - m.pe_busy - m.vp_busy;
-  if (idle > std::max(m.pe_busy, m.vp_busy)) return "memory";
-  return m.pe_busy >= m.vp_busy ? "compute" : "vector";
+  return mapping::bound_name(mapping::layer_bound(m.pe_busy, m.vp_busy, std::max<int64_t>(0, m.cycles - m.pe_busy - m.vp_busy)));
 }
 
 std::string share(int64_t part, int64_t whole) {

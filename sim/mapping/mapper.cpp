@@ -29,6 +29,11 @@ const char* unit_name(Unit u) {
   return "?";
 }
 
+Bound layer_bound(int64_t pe_busy, int64_t vp_busy, int64_t stall) {
+  if (stall > pe_busy && stall > vp_busy) return Bound::Memory;
+  return pe_busy >= vp_busy ? Bound::Compute : Bound::Vector;
+}
+
 const char* bound_name(Bound b) {
   switch (b) {
     case Bound::Compute: return "compute";

@@ -35,6 +35,10 @@ struct Command {
 
 enum class Bound { Compute, Memory, Vector, Host };
 const char* bound_name(Bound b);
+// A layer's bound from what its charged time held (docs/timing.md#per-layer-cycles-and-bound): the
+// largest of the PE's busy cycles (compute), the VP's (vector) and the time neither worked
+// (memory: `stall`, its weights or activations not yet in).
+Bound layer_bound(int64_t pe_busy, int64_t vp_busy, int64_t stall);
 
 struct LayerPlan {
   int layer_index = 0;

@@ -13,13 +13,13 @@ ProgramRecord run_program(const std::string& path, const Hardware& hw) {
                      "is " + hw.device + ": a Gemini program runs on an NPU core; give an NPU config (e.g. configs/gemini_zebu.yaml)");
   ProgramRecord r;
   r.program = frontends::zebu::read_gemini_program(path);
-  r.run = engine::run_isa_program(r.program, engine::IsaUnits::read(*hw.hw));
+  const engine::IsaUnits units = engine::IsaUnits::read(*hw.hw);
+  r.run = engine::run_isa_program(r.program, units);
   r.layers = frontends::zebu::measure_layers(r.run.simulated);
   r.clock_mhz = hw.hw->get_double("clock_mhz");
   std::map<int, int64_t> layer_cycles;
   for (const auto& l : r.layers) layer_cycles[l.layer_index] = l.cycles;
-  r.energy = engine::isa_program_energy(r.run, models::EnergyParams::read(*hw.hw), engine::IsaUnits::read(*hw.hw).vp_lanes,
-                                        r.clock_mhz, layer_cycles);
+  r.energy = engine::isa_program_energy(r.run, models::EnergyParams::read(*hw.hw), units.vp_lanes, r.clock_mhz, layer_cycles);
   r.hardware = hw.hw->source();
   return r;
 }

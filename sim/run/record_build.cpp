@@ -124,8 +124,7 @@ report::RunReport build_report(const std::string& workload, const mapping::Progr
       row.cycles = charged[i];
       const int64_t busy = row.pe_busy_cycles + row.vp_busy_cycles;
       row.stall_cycles = std::max<int64_t>(0, row.cycles - busy);
-      if (row.stall_cycles > row.pe_busy_cycles && row.stall_cycles > row.vp_busy_cycles) row.bound = "memory";
-      else row.bound = row.pe_busy_cycles >= row.vp_busy_cycles ? "compute" : "vector";
+      row.bound = mapping::bound_name(mapping::layer_bound(row.pe_busy_cycles, row.vp_busy_cycles, row.stall_cycles));
       // A layer's PE work may overlap another layer's charged time; never report above 100%.
       const int64_t span = std::max(row.cycles, row.pe_busy_cycles);
       // Of the whole chip's peak (every core's).

@@ -37,6 +37,14 @@ void expect_backward_deps(const Program& p) {
 
 // The slices an op larger than L2 streams in: elements, channels of a global pool, normalized
 // rows; none for PE-array ops and windowed pools.
+// The bound rule IR runs and compiled programs share (docs/timing.md#per-layer-cycles-and-bound).
+TEST(Mapper, ALayersBoundIsTheLargestOfPeVpAndStall) {
+  EXPECT_STREQ(bound_name(layer_bound(100, 20, 30)), "compute");
+  EXPECT_STREQ(bound_name(layer_bound(10, 20, 5)), "vector");
+  EXPECT_STREQ(bound_name(layer_bound(10, 20, 21)), "memory");
+  EXPECT_STREQ(bound_name(layer_bound(10, 20, 20)), "vector");  // a tie is not a stall
+}
+
 TEST(Tiling, StreamRowsAreTheOpsIndependentSlices) {
   ir::Layer relu;
   relu.op = ir::OpKind::Relu;
