@@ -363,6 +363,15 @@ TEST(GpuLibrary, LoopedRowKernelsTakeTheFrameworksLaunchGeometry) {
   EXPECT_EQ(block.loop_iters, 1);
   EXPECT_EQ(block.reduce_steps, 20);
   EXPECT_EQ(block.reduce_exchanges, 2);
+  // Their arithmetic, as the kernels issue it (FP32-pipe instructions an element, 2 flops each):
+  // rms_norm 1 + 2, layer_norm 9 + 3, the warp softmax 1 + 8 + 6, the block one 1 + 8 + 13, and a
+  // 16-bit element's conversions on top (3, 5, 2, 4).
+  EXPECT_DOUBLE_EQ(rms.flops_per_element, 2 * (3 + 3));
+  EXPECT_DOUBLE_EQ(ln.flops_per_element, 2 * (12 + 5));
+  EXPECT_DOUBLE_EQ(warp.flops_per_element, 2 * (15 + 2));
+  EXPECT_DOUBLE_EQ(block.flops_per_element, 2 * (22 + 4));
+  EXPECT_DOUBLE_EQ(geometry(ir::OpKind::Softmax, 4096, gpu::DataType::FP32, 0).flops_per_element, 2 * 22);
+  EXPECT_DOUBLE_EQ(geometry(ir::OpKind::LayerNorm, 768, gpu::DataType::FP32, 2).flops_per_element, 2 * 12);
 }
 
 TEST(GpuLibrary, GemmCandidatesDropWhatCannotRunTheProblem) {
