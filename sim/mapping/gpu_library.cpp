@@ -178,17 +178,16 @@ void looped_row_geometry(RowKernelSpec& s, ir::OpKind op, const models::GpuParam
   // FMA as two). std::exp is 6 around one MUFU.EX2, an IEEE division 6 around MUFU.RCP, a
   // reciprocal 4; a 16-bit element costs a conversion to fp32 on each read and one back on the
   // write (the MUFU ops run beside them on their own unit). docs/gpu_library.md#looped-row-kernels.
+  // Other ops (a reduction over the last axis) keep the arithmetic the caller set.
   const bool narrow = esize < 4;
-  double issued = 0;
   if (op == ir::OpKind::Softmax && s.cols <= 1024)
-    issued = 1 + 1 + 6 + 1 + 6 + (narrow ? 2 : 0);  // max; x - max, exp, sum; exp / sum
+    s.flops_per_element = 2 * (1 + 1 + 6 + 1 + 6 + (narrow ? 2 : 0));  // max; x - max, exp, sum; exp / sum
   else if (op == ir::OpKind::Softmax)
-    issued = 1 + (1 + 6 + 1) + (1 + 6 + 6) + (narrow ? 4 : 0);  // max; x - max, exp, sum; again, / sum
+    s.flops_per_element = 2 * (1 + (1 + 6 + 1) + (1 + 6 + 6) + (narrow ? 4 : 0));  // max; x - max, exp, sum; again, / sum
   else if (op == ir::OpKind::LayerNorm)
-    issued = (1 + 1 + 4 + 1 + 1 + 1) + 3 + (narrow ? 5 : 0);  // Welford (1 / count); (x - mean) x rstd x w + b
-  else
-    issued = 1 + 2 + (narrow ? 3 : 0);  // x x x; x x rstd x w (vLLM scales in fp32, then in 16 bits)
-  s.flops_per_element = 2 * issued;
+    s.flops_per_element = 2 * ((1 + 1 + 4 + 1 + 1 + 1) + 3 + (narrow ? 5 : 0));  // Welford (1 / count); (x - mean) x rstd x w + b
+  else if (op == ir::OpKind::RmsNorm)
+    s.flops_per_element = 2 * (1 + 2 + (narrow ? 3 : 0));  // x x x; x x rstd x w (vLLM scales in fp32, then in 16 bits)
   s.loop_iters = std::max<int64_t>(1, (s.cols + threads * vector - 1) / (threads * vector));
   // A block reduction: log2(warp) shuffles, then one exchange across the warps through shared
   // memory (a store, a barrier, a load) and log2(warps) more shuffles.
@@ -929,13 +928,13 @@ struct Builder {
         if (reduction) s.row_outputs = 0, s.row_stats = 1;  // one value per row out
         const double per_elem = reduction ? 1 : l.op == OpKind::Softmax ? 4 : l.op == OpKind::LayerNorm ? 7 : 4;
         const double trans = l.op == OpKind::Softmax ? 1 : 0;
-        s.flops_per_element = per_elem + trans * p.transcendental_flops + w.extra_flops / static_cast<double>(s.rows * s.cols);
+        s.flops_per_element = per_elem + trans * p.transcendental_flops;  // a looped kernel sets its own
         s.warps = 0;
-        if (o.looped_rows) {
-          looped_row_geometry(s, l.op, p);  // the framework kernel's own arithmetic
-          s.flops_per_element += w.extra_flops / static_cast<double>(s.rows * s.cols);
-        } else
+        if (o.looped_rows)
+          looped_row_geometry(s, l.op, p);
+        else
           finish_rowwise_spec(s, p);
+        s.flops_per_element += w.extra_flops / static_cast<double>(s.rows * s.cols);  // fused epilogues
         kern.shape = shape_text({{"rows", s.rows}, {"cols", s.cols}});
         kern.flops = s.flops_per_element * static_cast<double>(s.rows * s.cols);
         sig << "rowwise " << s.name << " " << kern.shape << " " << kern.dtype << " in=" << s.row_inputs

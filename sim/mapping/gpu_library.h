@@ -110,8 +110,8 @@ void require_gpu_dtypes(const ir::Graph& g, const models::GpuParams& p, const st
 
 // The looped kernel a framework launches for softmax, layer_norm or rms_norm (one thread block a
 // row; docs/gpu_library.md#looped-row-kernels): fills s.warps, s.programs_per_sm, s.loop_passes,
-// s.loop_iters, s.reduce_steps and s.flops_per_element (the arithmetic the kernel itself issues)
-// from the op, s.rows, s.cols, s.dtype and the inputs.
+// s.loop_iters, s.reduce_steps and, for those three ops, s.flops_per_element (the arithmetic the
+// kernel issues) from the op, s.rows, s.cols, s.dtype and the inputs.
 void looped_row_geometry(RowKernelSpec& s, ir::OpKind op, const models::GpuParams& p);
 
 // A streaming kernel over `elements` outputs: 4-warp programs, each a contiguous share of the
