@@ -780,6 +780,8 @@ def gpu_calibrate():
         "gemm_tile_too_big.json", "/rows/0/tile", "no tile fits the shared memory")
     run("gemm_mma_unknown", "--gemm", {"rows": [dict(gemm_row, mma="hmma")]}, 2, "gemm_mma_unknown.json",
         "/rows/0/mma", "wgmma or mma.sync")
+    run("gemm_dtype_int4", "--gemm", {"rows": [dict(gemm_row, dtype="int4")]}, 2, "gemm_dtype_int4.json",
+        "/rows/0/dtype", "fp32, fp16, bf16, int8 or fp8")
     run("gemm_cluster_too_big", "--gemm", {"rows": [dict(gemm_row, cluster="8x4")]}, 2, "gemm_cluster_too_big.json",
         "/rows/0/cluster", "at most 16")
     run("gemm_group_zero", "--gemm", {"rows": [dict(gemm_row, group_m=0)]}, 2, "gemm_group_zero.json",

@@ -8,14 +8,18 @@ configuration.
                                  ml-engineering): gpu.matmul.mma_efficiency is the value of the
                                  scan with the least rms log error of time over its rows
   a100_int8_gemm_sglang.json     int8 GEMMs on an A100 (sglang PR 2752): gpu.matmul.int8_mma_share
-                                 likewise over the rows marked fit (M >= 1024), at that efficiency
+                                 likewise over the rows marked fit (M >= 1024), at that efficiency;
+                                 gpu.matmul.warp_load_bytes_in_flight over the rows of M <= 128 (the
+                                 weights stream through few warps), each run as the tile sgl-kernel
+                                 dispatches it (`sim gpu-calibrate --gemm`, tiles below)
   h100_matmul_mamf_heldout.json  bf16 and fp8 MAMF of an H100 SXM: held out, printed
   a100_stream_gpubenches.json    STREAM-like bandwidth of an A100 80GB and a 40GB (te42kyfo/
                                  gpu-benches): gpu.hbm.efficiency = the measured GB/s over the
                                  datasheet's, two decimals
 
 Prints each scan, `best:` lines, `config:` (what configs/gpu_a100_80gb.yaml and gpu_a100.yaml
-hold, which must agree), every row at the configurations' values and `hbm:` lines (fit, config).
+hold, which must agree; `borrowed:` the other Ampere configurations, which take the A100's
+warp_load_bytes_in_flight), every row at the configurations' values and `hbm:` lines (fit, config).
 Usage: configs/calibration/published_kernel_fit.py [--sim build/sim] [-j N]
 """
 import argparse
@@ -33,6 +37,29 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 A100_CONFIGS = ["configs/gpu_a100_80gb.yaml", "configs/gpu_a100.yaml"]
 EFFICIENCIES = [round(0.80 + 0.01 * i, 2) for i in range(18)]  # 0.80 ... 0.97
 INT8_SHARES = [round(0.80 + 0.01 * i, 2) for i in range(21)]   # 0.80 ... 1.00
+WARP_BYTES = list(range(3072, 8193, 256))                        # B a warp keeps in flight
+STREAM_ROWS_MAX_M = 128
+# Ampere configurations without a fit of their own: cp.async is the SM's, so they take the A100's.
+AMPERE_BORROWING = ["configs/gpu_a30.yaml", "configs/gpu_rtx3090.yaml"]
+
+
+def sgl_kernel_tile(m, n):
+    """The CUTLASS 2.x tile sgl-kernel's int8_scaled_mm runs on sm80 (sm80_dispatch_shape in
+    sgl-kernel/csrc/gemm/int8_gemm_kernel.cu, sgl-project/sglang@1f2840c9, the dispatch PR 2752
+    says it tuned for sm80): threadblock TMxTNxTK, warps = threadblock / warp shape (a warp shape
+    shorter than TK slices K across warps), stages."""
+    if m <= 16:
+        tb, warp, stages = (16, 64, 128), (16, 64, 64), 6 if n <= 4096 else 5
+    elif m <= 32:
+        tb, warp, stages = (32, 64, 128), (32, 64, 64), 6 if n <= 4096 else 5
+    elif m <= 64:
+        tb, warp, stages = ((64, 64, 128), (32, 64, 64), 5) if n <= 4096 else ((64, 128, 128), (64, 64, 64), 5)
+    elif m <= 128 and n < 8192:
+        tb, warp, stages = (64, 128, 128), (64, 64, 64), 5
+    else:
+        tb, warp, stages = (128, 128, 64), (64, 64, 64), 5
+    warps = (tb[0] // warp[0]) * (tb[1] // warp[1]) * (tb[2] // warp[2])
+    return "%dx%dx%d:%d:%d" % (tb + (warps, stages))
 
 
 def rows(name, fit_only=False):
@@ -91,6 +118,21 @@ class Sim:
             return list(ex.map(self.kernel_us, jobs))
 
 
+def own_tiles_us(sim, rs, hw, sets):
+    """Each row's time as its own (sgl-kernel's) tile runs it: `sim gpu-calibrate --gemm` rows."""
+    gemm = os.path.join(sim.dir, "own_tiles.json")
+    with open(gemm, "w") as f:
+        json.dump({"rows": [{"M": r["M"], "N": r["N"], "K": r["K"], "ms": r["ms"], "dtype": r["dtype"],
+                             "tile": sgl_kernel_tile(r["M"], r["N"])} for r in rs]}, f)
+    csv = os.path.join(sim.dir, "own_tiles.csv")
+    args = [sim.sim, "gpu-calibrate", "--hw", os.path.join(ROOT, hw), "--gemm", gemm, "--csv", csv, "-j", str(sim.jobs)]
+    for k, v in sets.items():
+        args += ["--set", "%s=%s" % (k, v)]
+    subprocess.run(args, check=True, capture_output=True, env=sim.env)
+    with open(csv) as f:
+        return [float(line.split(",")[4]) for line in f.read().splitlines()[1:] if line]
+
+
 def rms_log(predicted_us, rs):
     return math.sqrt(sum(math.log(p / (r["ms"] * 1000)) ** 2 for p, r in zip(predicted_us, rs)) / len(rs))
 
@@ -118,6 +160,27 @@ def table(sim, name, rs, hw, fitted=True):
                                                                   100 * (p - meas) / meas))
 
 
+def scan_own_tiles(sim, rs, hw, key, values):
+    errs = [rms_log(own_tiles_us(sim, rs, hw, {key: v}), rs) for v in values]
+    print("%s on %s (%d rows, sgl-kernel's tiles): value, rms log error" % (key, os.path.basename(hw), len(rs)))
+    for v, e in zip(values, errs):
+        print("  %d %.4f" % (v, e))
+    best = min(range(len(values)), key=lambda i: (errs[i], values[i]))
+    return values[best], errs[best]
+
+
+def own_tiles_table(sim, name, rs, hw):
+    us = own_tiles_us(sim, rs, hw, {})
+    print("%s on %s, sgl-kernel's tiles:" % (name, os.path.basename(hw)))
+    print("  %-6s %-6s %-6s %-5s %4s %11s %11s %8s  %s" % ("M", "N", "K", "dtype", "fit", "measured_us", "model_us", "error",
+                                                          "tile"))
+    for r, p in zip(rs, us):
+        meas = r["ms"] * 1000
+        print("  %-6d %-6d %-6d %-5s %4s %11.1f %11.1f %+7.1f%%  %s" % (
+            r["M"], r["N"], r["K"], r["dtype"], "yes" if r["M"] <= STREAM_ROWS_MAX_M else "-", meas, p,
+            100 * (p - meas) / meas, sgl_kernel_tile(r["M"], r["N"])))
+
+
 def hbm_fits():
     """(config, measured GB/s, datasheet GB/s, efficiency to two decimals) of each A100 board."""
     with open(os.path.join(HERE, "a100_stream_gpubenches.json")) as f:
@@ -141,11 +204,18 @@ def main():
     int8 = rows("a100_int8_gemm_sglang.json", fit_only=True)
     share, share_err = scan(sim, int8, hw, "gpu.matmul.int8_mma_share", INT8_SHARES, {"gpu.matmul.mma_efficiency": eff})
     print("best: int8_mma_share %.2f rms log %.4f" % (share, share_err))
+    stream = [r for r in rows("a100_int8_gemm_sglang.json") if r["M"] <= STREAM_ROWS_MAX_M]
+    warp_bytes, warp_err = scan_own_tiles(sim, stream, hw, "gpu.matmul.warp_load_bytes_in_flight", WARP_BYTES)
+    print("best: warp_load_bytes_in_flight %d rms log %.4f" % (warp_bytes, warp_err))
     for c in A100_CONFIGS:
-        print("config: %s mma_efficiency %.2f int8_mma_share %.2f" % (c, config_value(c, "mma_efficiency"),
-                                                                        config_value(c, "int8_mma_share")))
+        print("config: %s mma_efficiency %.2f int8_mma_share %.2f warp_load_bytes_in_flight %d" % (
+            c, config_value(c, "mma_efficiency"), config_value(c, "int8_mma_share"),
+            config_value(c, "warp_load_bytes_in_flight")))
+    for c in AMPERE_BORROWING:
+        print("borrowed: %s warp_load_bytes_in_flight %d" % (c, config_value(c, "warp_load_bytes_in_flight")))
     table(sim, "a100_matmul_mamf.json", mamf, hw)
     table(sim, "a100_int8_gemm_sglang.json", rows("a100_int8_gemm_sglang.json"), hw)
+    own_tiles_table(sim, "a100_int8_gemm_sglang.json", rows("a100_int8_gemm_sglang.json"), hw)
     for c, gbps, peak, fit in hbm_fits():
         print("hbm: %s measured %.0f of %.0f GB/s fit %.2f config %.2f" % (c, gbps, peak, fit, hbm_efficiency(c)))
     table(sim, "h100_matmul_mamf_heldout.json (held out)", rows("h100_matmul_mamf_heldout.json"), "configs/gpu_h100.yaml",

@@ -32,6 +32,16 @@ gpu::DataType parse_dtype(const json::Cursor& row, std::string* name) {
   return gpu::DataType::BF16;
 }
 
+// A GEMM row's operand type: the convolutions' three or the tensor cores' int8 and fp8 (e4m3).
+gpu::DataType parse_gemm_dtype(const json::Cursor& row) {
+  const std::string name = row.get_string("dtype");
+  if (name == "int8") return gpu::DataType::INT8;
+  if (name == "fp8") return gpu::DataType::FP8_E4M3;
+  if (name != "fp32" && name != "fp16" && name != "bf16") row.at("dtype").fail("must be fp32, fp16, bf16, int8 or fp8");
+  std::string ignored;
+  return parse_dtype(row, &ignored);
+}
+
 // A row's "mma": true for "mma.sync" (warp-level MMA), false for "wgmma" or when absent.
 bool warp_mma(const json::Cursor& row) {
   if (!row.find("mma")) return false;
@@ -93,6 +103,7 @@ std::vector<GemmRow> parse_gemm_rows(const json::Json& doc, const std::string& s
     if (r.find("kind")) row.kind = r.get_string("kind");
     row.warp_mma = warp_mma(r);
     parse_cluster(r, &row.cluster_m, &row.cluster_n);
+    if (r.find("dtype")) row.dtype = parse_gemm_dtype(r);
     rows.push_back(row);
   }
   return rows;

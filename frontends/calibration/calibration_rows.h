@@ -28,6 +28,7 @@ struct GemmRow {
   std::string kind;     // what measured it ("gemm_triton", "gemm_cublas"), if the row says
   bool warp_mma = false;  // "mma": "mma.sync" (the kernel's PTX used warp-level MMA; "wgmma": warpgroup MMA)
   int64_t cluster_m = 1, cluster_n = 1;  // "cluster": "CMxCN", the kernel's thread-block cluster
+  gpu::DataType dtype = gpu::DataType::FP16;  // "dtype": the operands' type (fp16 when absent)
   std::string pointer;  // "/rows/3"
 };
 
@@ -60,7 +61,8 @@ struct RowKernelRow {
 };
 
 // rows[]: M, N, K (1 .. 2^31) and ms (> 0); optional tile (as TileText), group_m (1 .. 2^20), kind,
-// mma ("wgmma" or "mma.sync"), cluster ("CMxCN", at most 16 tiles).
+// mma ("wgmma" or "mma.sync"), cluster ("CMxCN", at most 16 tiles), dtype (fp32, fp16, bf16, int8,
+// fp8; fp16 when absent).
 std::vector<GemmRow> parse_gemm_rows(const json::Json& doc, const std::string& source);
 // rows[]: N, C, H, W, K, R, S (1 .. 2^20), stride (1 .. 64), pad (0 .. 64), dtype (fp32, fp16,
 // bf16), ms (> 0), optional layer, tile (as TileText), mma and cluster; the kernel fits the padded input and the implicit GEMM's

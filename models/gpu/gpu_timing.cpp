@@ -40,6 +40,7 @@ GpuParams GpuParams::read(const config::HwConfig& c) {
   p.mma_efficiency = c.get_double("gpu.matmul.mma_efficiency");
   p.k_step_cycles = c.get_double("gpu.matmul.k_step_cycles");
   p.loaded_latency_factor = c.get_double("gpu.matmul.loaded_latency_factor");
+  p.warp_load_bytes_in_flight = c.get_double("gpu.matmul.warp_load_bytes_in_flight");
   p.warp_mma_share = c.get_double("gpu.matmul.warp_mma_share");
   p.int8_mma_share = c.get_double("gpu.matmul.int8_mma_share");
   p.fp8_mma_share = c.get_double("gpu.matmul.fp8_mma_share");
@@ -141,7 +142,12 @@ MatmulTiming matmul_timing(const GpuParams& p, const MatmulTile& t, int slot_war
   // slices and HBM queues, so it takes loaded_latency_factor x the idle latency.
   r.load_latency =
       p.loaded_latency_factor * (p.l2_latency_cycles + miss * (p.hbm_latency_cycles - p.l2_latency_cycles));
-  r.latency_step = r.load_latency / static_cast<double>(r.stages - 1);
+  // Little's law: a step's bytes arrive load_latency after they were asked for, and stages - 1
+  // steps' bytes are asked for ahead. Where each thread issues its share of a stage's copies
+  // (Ampere's cp.async), the warps keep at most warp_load_bytes_in_flight each outstanding.
+  double in_flight = static_cast<double>(r.stages - 1) * step_bytes;
+  if (p.warp_load_bytes_in_flight > 0) in_flight = std::min(in_flight, w * p.warp_load_bytes_in_flight);
+  r.latency_step = step_bytes > 0 ? r.load_latency * step_bytes / in_flight : r.load_latency / static_cast<double>(r.stages - 1);
   double step = r.math_step;
   r.limiter = Limiter::Math;
   if (r.smem_step > step) step = r.smem_step, r.limiter = Limiter::Smem;

@@ -42,6 +42,7 @@ struct GpuParams {
   double mma_efficiency = 0.8;
   double k_step_cycles = 40;            // fixed cost of one K iteration of a matmul tile
   double loaded_latency_factor = 1;     // a matmul's pipelined loads see this x the idle latency
+  double warp_load_bytes_in_flight = 0; // bytes a warp's tile loads keep in flight (0: the stages alone bound them)
   double warp_mma_share = 1;            // of the tensor rate, for warp-level mma.sync (Hopper: wgmma only)
   double int8_mma_share = 1;            // of the int8 tensor rate that int8 GEMM kernels reach beside fp16's
   double fp8_mma_share = 1;             // of the fp8 tensor rate that fp8 GEMM kernels reach beside fp16's
@@ -133,6 +134,11 @@ inline const std::vector<config::ParamDecl>& GpuParams::params() {
        "latency of a matmul tile's pipelined loads over the idle L2 / HBM latency (every SM streams at once; "
        "docs/gpu.md#matmul-the-tile-model)",
        {}, r::rate},
+      {"gpu.matmul.warp_load_bytes_in_flight", T::Double, "0", "B",
+       "bytes one warp's copies of a matmul tile's stages keep in flight: a tile's loads move at most warps x this "
+       "per load latency (Ampere's cp.async, issued thread by thread); 0: the stages alone bound them (Hopper's TMA), "
+       "docs/gpu.md#matmul-the-tile-model",
+       {}, r::optional_rate},
       {"gpu.matmul.warp_mma_share", T::Double, "1", "fraction",
        "share of the tensor rate that warp-level MMA (mma.sync) reaches: 1 where it is the only MMA (Ampere); "
        "below 1 where the full rate needs warpgroup MMA (Hopper's wgmma), docs/gpu.md#warp-level-mma",

@@ -67,7 +67,7 @@ std::string gemm_tile_name(const MatmulPlanSpec& t) {
 // ARK's 128x256 tile and smaller ones, each with 3 stages and with a deeper pipeline (libraries
 // pick 4-7 stages for skinny, latency-bound shapes); split-K variants where the tiles do not fill
 // the SMs (cuBLAS's split-K); stream-K where they do (cuBLAS's persistent Hopper kernels).
-std::vector<MatmulPlanSpec> default_gemm_tiles() {
+std::vector<MatmulPlanSpec> default_gemm_tiles(gpu::DataType dtype) {
   struct Tile {
     int64_t tm, tn, tk;
     int warps, stages;
@@ -91,9 +91,9 @@ std::vector<MatmulPlanSpec> default_gemm_tiles() {
   std::vector<MatmulPlanSpec> out;
   for (const Tile& t : tiles) {
     MatmulPlanSpec s;
-    s.tm = t.tm, s.tn = t.tn, s.tk = t.tk, s.warps = t.warps, s.stages = t.stages;
+    s.tm = t.tm, s.tn = t.tn, s.tk = t.tk * 2 / gpu::data_type_bytes(dtype), s.warps = t.warps, s.stages = t.stages;
     s.split_k = t.split_k, s.stream_k = t.stream_k;
-    s.sram_bytes = s.stages * (s.tm + s.tn) * s.tk * 2;  // fp16 operands; gemm_plan sets the problem's
+    s.sram_bytes = s.stages * (s.tm + s.tn) * s.tk * gpu::data_type_bytes(dtype);  // gemm_plan sets the problem's
     out.push_back(s);
   }
   return out;
@@ -727,9 +727,7 @@ struct Builder {
     gp.out_dtype = w.out_dtype;
     gp.epilogue_read_bytes = w.epilogue_read_bytes;
     kern.dtype = dtype_text(gp.dtype) + (gp.simt ? " (FFMA)" : gp.dtype == gpu::DataType::FP32 ? " (TF32)" : "");
-    for (MatmulPlanSpec t : default_gemm_tiles()) {
-      // A K step moves 128-byte rows of each operand: 64 fp16 elements, 128 of 1-byte types.
-      if (gpu::data_type_bytes(gp.dtype) == 1) t.tk *= 2;
+    for (const MatmulPlanSpec& t : default_gemm_tiles(gp.dtype)) {
       // As cuBLAS's heuristics: K is split only when the tiles leave SMs idle.
       if (t.split_k > 1 && ceil_div(gp.m, t.tm) * ceil_div(gp.n, t.tn) * gp.batch >= p.num_sms) continue;
       if (auto prog = gemm_plan(gp, t, p)) kern.candidates.push_back({gemm_tile_name(t), std::move(*prog)});

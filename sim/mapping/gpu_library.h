@@ -91,8 +91,10 @@ struct GemmProblem {
 };
 
 // The default candidate tiles (gpu-calibrate's, docs/gpu.md#calibration): ten tiles, five split-K
-// variants and two stream-K ones; the filter below drops those that cannot run a problem.
-std::vector<MatmulPlanSpec> default_gemm_tiles();
+// variants and two stream-K ones; the filter below drops those that cannot run a problem. A K
+// step moves 128-byte rows of each operand, as the libraries' tiles do: TK = 64 fp16 elements,
+// 128 of a 1-byte type, 32 of fp32.
+std::vector<MatmulPlanSpec> default_gemm_tiles(gpu::DataType dtype = gpu::DataType::FP16);
 std::string gemm_tile_name(const MatmulPlanSpec& t);  // "128x256x64:8:3 split-K 2"
 // The plan of problem g on tile t, or nullopt when the tile cannot run it: its stages do not fit
 // the shared memory, a split that does not divide K into whole steps (or of an implicit or

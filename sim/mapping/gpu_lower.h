@@ -3,7 +3,7 @@
 // DefaultPlanner (gpu_default_plan.h) and simulates it. Each IR op becomes one or more ARK ops
 // named `<ir op name>` (the main op) or `<ir op name>/<step>`, with the tensors, buffers and
 // Args ARK's model reader would fill (frontends/ark). The rules per op and their
-// approximations: docs/gpu.md#any-workload-on-the-gpu. No SystemC here.
+// approximations: docs/gpu_ark.md. No SystemC here.
 #pragma once
 #include <map>
 #include <string>

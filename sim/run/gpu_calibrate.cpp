@@ -149,8 +149,9 @@ struct BestTile {
 
 // Default candidates (mapping::default_gemm_tiles, shared with the library plan) unless --tile
 // names them.
-std::vector<mapping::MatmulPlanSpec> candidate_tiles(const CalibrateOptions& o) {
-  if (o.tiles.empty()) return mapping::default_gemm_tiles();
+std::vector<mapping::MatmulPlanSpec> candidate_tiles(const CalibrateOptions& o,
+                                                     gpu::DataType dtype = gpu::DataType::FP16) {
+  if (o.tiles.empty()) return mapping::default_gemm_tiles(dtype);
   std::vector<mapping::MatmulPlanSpec> tiles;
   for (const std::string& t : o.tiles) tiles.push_back(parse_tile(t));
   return tiles;
@@ -177,6 +178,8 @@ std::vector<BestTile> best_tiles(const std::vector<GemmProblem>& problems, const
     mapping::GemmProblem gp;
     gp.m = g.m, gp.n = g.n, gp.k = g.k, gp.a_rows = g.a_rows, gp.group_m = g.group_m;
     gp.dtype = gp.out_dtype = g.dtype;
+    // int8 and fp8 GEMMs of the frameworks write scaled 16-bit outputs.
+    if (g.dtype == gpu::DataType::INT8 || g.dtype == gpu::DataType::FP8_E4M3) gp.out_dtype = gpu::DataType::FP16;
     const std::optional<gpu::Program> plan = mapping::gemm_plan(gp, specs[j], params);
     return plan ? simulate_one(*plan, hw) : Simulated{};
   });
@@ -197,13 +200,12 @@ double signed_error_pct(double predicted, double measured) { return 100.0 * (pre
 
 std::string run_calibrate_gemm(const CalibrateOptions& o, const run::Hardware& hw, const models::GpuParams& params) {
   const std::vector<frontends::GemmRow> rows = frontends::parse_gemm_rows(json::read_json_file(o.gemm), o.gemm);
-  const std::vector<mapping::MatmulPlanSpec> candidates = candidate_tiles(o);
   std::vector<GemmProblem> problems;
   for (const frontends::GemmRow& r : rows) {
     // A row's own tile is what ran; --tile replaces the candidates of the others only.
-    GemmProblem g = row_problem(r.tile, candidates, o.gemm, r.pointer);
+    GemmProblem g = row_problem(r.tile, candidate_tiles(o, r.dtype), o.gemm, r.pointer);
     g.m = r.m, g.n = r.n, g.k = r.k, g.group_m = r.group_m, g.warp_mma = r.warp_mma;
-    g.cluster_m = r.cluster_m, g.cluster_n = r.cluster_n;
+    g.cluster_m = r.cluster_m, g.cluster_n = r.cluster_n, g.dtype = r.dtype;
     problems.push_back(g);
   }
   const std::vector<BestTile> best = best_tiles(problems, o, hw, params);
@@ -234,10 +236,9 @@ std::string run_calibrate_gemm(const CalibrateOptions& o, const run::Hardware& h
 // M = N x P x Q output pixels, N = K filters, K = C x R x S; A streams from the input tensor.
 std::string run_calibrate_conv(const CalibrateOptions& o, const run::Hardware& hw, const models::GpuParams& params) {
   const std::vector<frontends::ConvRow> rows = frontends::parse_conv_rows(json::read_json_file(o.conv), o.conv);
-  const std::vector<mapping::MatmulPlanSpec> candidates = candidate_tiles(o);
   std::vector<GemmProblem> problems;
   for (const frontends::ConvRow& r : rows) {
-    GemmProblem g = row_problem(r.tile, candidates, o.conv, r.pointer);
+    GemmProblem g = row_problem(r.tile, candidate_tiles(o, r.dtype), o.conv, r.pointer);
     // Tensor-core implicit GEMMs take channels in vectors of at least 4 (cuDNN's first-layer
     // kernels name it: "c4"): C = 3 computes as 4.
     const int64_t channels = (r.c + 3) / 4 * 4;

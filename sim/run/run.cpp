@@ -125,7 +125,7 @@ void run_plans(RunRecord::Impl& out, const std::vector<gpu::Program>& plans, con
 void run_gpu_graph(RunRecord::Impl& out, const ir::Graph& g, const config::HwConfig& cfg, const RunOptions& o) {
   const models::GpuParams params = models::GpuParams::read(cfg);
   mapping::require_gpu_dtypes(g, params, cfg.source());
-  if (o.ark_plan) {  // lowered to ARK ops (docs/gpu.md#any-workload-on-the-gpu), planned like `sim --model`
+  if (o.ark_plan) {  // lowered to ARK ops (docs/gpu_ark.md), planned like `sim --model`
     const mapping::ArkLowering low = mapping::lower_workload(g);
     out.own_plans = {mapping::default_plan(low.model, params.num_sms, params.arch)};
     // A workload too big for the device's shared memory or warps is the user's to know (exit 2).

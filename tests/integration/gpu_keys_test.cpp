@@ -203,6 +203,8 @@ const std::vector<KeyCase> kCases = {
     {"gpu.matmul.mma_efficiency", "0.4", "0.8", "mm4096"},
     {"gpu.matmul.k_step_cycles", "400", "40", "cal:4096:4096:4096:128x256x64:8:3"},
     {"gpu.matmul.loaded_latency_factor", "4", "1", "cal:1024:1024:1024:64x64x64:4:2"},  // one stage in flight
+    // 4 warps of 1 KiB each keep a quarter of a stage in flight (0: the 5 stages ahead)
+    {"gpu.matmul.warp_load_bytes_in_flight", "1024", "0", "cal:1:8192:8192:64x64x64:4:6"},
     {"gpu.matmul.warp_mma_share", "0.25", "1", "cal:4096:4096:4096:128x128x64:2:3"},  // 2 warps: no warpgroup MMA
     {"gpu.matmul.int8_mma_share", "0.5", "1", "mm_int8"},
     {"gpu.matmul.fp8_mma_share", "0.5", "1", "mm_fp8"},

@@ -1,5 +1,5 @@
 // `sim --ir X --hw <gpu config> --gpu-plan ark`: a workload of the IR lowered to ARK ops, planned
-// by ARK's DefaultPlanner and simulated on the GPU model (docs/gpu.md#any-workload-on-the-gpu).
+// by ARK's DefaultPlanner and simulated on the GPU model (docs/gpu_ark.md).
 // The default library plan: tests/integration/gpu_library_test.cpp.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -284,6 +284,7 @@ TEST(ParamDecls, GpuDefaultsAreTheDeclaredOnes) {
     EXPECT_EQ(g.mma_efficiency, declared("gpu.matmul.mma_efficiency"));
     EXPECT_EQ(g.k_step_cycles, declared("gpu.matmul.k_step_cycles"));
     EXPECT_EQ(g.loaded_latency_factor, declared("gpu.matmul.loaded_latency_factor"));
+    EXPECT_EQ(g.warp_load_bytes_in_flight, declared("gpu.matmul.warp_load_bytes_in_flight"));
     EXPECT_EQ(g.l2_bytes, declared("gpu.l2.size_mib") * 1024 * 1024);
     EXPECT_EQ(g.sm_l2_bytes_per_cycle, declared("gpu.l2.sm_bytes_per_cycle"));
     EXPECT_EQ(g.task_overhead_cycles, declared("gpu.task_overhead_cycles"));

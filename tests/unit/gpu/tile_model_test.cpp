@@ -59,6 +59,27 @@ TEST(GpuTileModel, Bk32HidesHalfTheLatencyWithTheSameStages) {
   EXPECT_EQ(models::matmul_timing(p, t32, 4, 4 * stage(t32), 1.0).limiter, models::Limiter::Math);
 }
 
+TEST(GpuTileModel, WarpsThatIssueTheCopiesCapTheBytesInFlight) {
+  models::GpuParams p = test::round_gpu_params();
+  // 16x64x64 fp16 on 2 warps, 6 stages, every load missing to HBM (1000 cycles): a step's
+  // 10240 B. The 5 stages ahead hide 1000 / 5 = 200 cycles a step (math 128, port 160, smem 96).
+  const models::MatmulTile t = tile(16, 64, 64, 4096);
+  const models::MatmulTiming free = models::matmul_timing(p, t, 2, 6 * stage(t), 1.0);
+  EXPECT_DOUBLE_EQ(free.latency_step, 200);
+  EXPECT_DOUBLE_EQ(free.step, 200 + 20);
+  // Each warp keeps 4096 B of copies in flight: 8192 B for the tile, so a step's 10240 B take
+  // 1000 x 10240 / 8192 = 1250 cycles; twice the warps, half that.
+  p.warp_load_bytes_in_flight = 4096;
+  const models::MatmulTiming two = models::matmul_timing(p, t, 2, 6 * stage(t), 1.0);
+  EXPECT_DOUBLE_EQ(two.latency_step, 1250);
+  EXPECT_DOUBLE_EQ(two.step, 1250 + 20);
+  EXPECT_EQ(two.limiter, models::Limiter::Latency);
+  EXPECT_DOUBLE_EQ(models::matmul_timing(p, t, 4, 6 * stage(t), 1.0).latency_step, 625);
+  // A cap above the stages' bytes changes nothing: 2 x 40960 > 5 x 10240.
+  p.warp_load_bytes_in_flight = 40960;
+  EXPECT_DOUBLE_EQ(models::matmul_timing(p, t, 2, 6 * stage(t), 1.0).step, free.step);
+}
+
 TEST(GpuTileModel, WarpLevelMmaGetsItsShareOfTheTensorRate) {
   models::GpuParams p = test::round_gpu_params();
   p.warp_mma_share = 0.5;  // Hopper: mma.sync at Ampere's per-SM rate, half of wgmma's
