@@ -420,5 +420,25 @@ TEST(GpuLibrary, Bf16TransformersRunBf16Kernels) {
   EXPECT_GE(gemms, 5);  // QKV, attention, O, gate/up, down, LM head
 }
 
+// A K step moves 128-byte rows of each operand, as the libraries' tiles do: TK 64 fp16, 128 int8,
+// 32 fp32 (cuBLAS's TF32 kernels are "_32x3"), so fp32's 128x256 tile fits its 3 stages in
+// 3 x 384 x 32 x 4 B = 144 KiB.
+TEST(GpuLibrary, GemmCandidatesStepKIn128ByteRows) {
+  for (const auto& [dtype, tk] : std::vector<std::pair<gpu::DataType, int64_t>>{
+           {gpu::DataType::FP16, 64}, {gpu::DataType::INT8, 128}, {gpu::DataType::FP32, 32}})
+    for (const auto& t : mapping::default_gemm_tiles(dtype)) {
+      EXPECT_EQ(t.tk, tk) << gpu::data_type_name(dtype);
+      EXPECT_EQ(t.sram_bytes, t.stages * (t.tm + t.tn) * 128);
+    }
+  models::GpuParams p = round_gpu_params();
+  p.smem_per_block_bytes = 163 * 1024;  // an A100's
+  mapping::GemmProblem g;
+  g.m = g.n = g.k = 4096, g.dtype = g.out_dtype = gpu::DataType::FP32;
+  bool widest = false;
+  for (const auto& t : mapping::default_gemm_tiles(g.dtype))
+    widest = widest || (t.tm * t.tn == 128 * 256 && t.split_k == 1 && !t.stream_k && mapping::gemm_plan(g, t, p));
+  EXPECT_TRUE(widest);
+}
+
 }  // namespace
 }  // namespace npusim::test
