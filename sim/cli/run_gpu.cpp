@@ -118,7 +118,7 @@ std::function<int()> add_gpu_command(CLI::App& app, RunOptions& run) {
   app.add_option("--write-plan", o->write_plan, "write the plan that runs (ARK's default plan without --plan)");
   auto* cal = app.add_subcommand("gpu-calibrate", "simulate single-kernel plans (GEMMs, row-wise kernels) and compare with measured times");
   cal->add_option("--hw", o->cal_hw, "GPU hardware description")->capture_default_str();
-  cal->add_option("--gemm", o->gemm, "measured GEMM times (JSON rows: M, N, K, ms, optional tile, group_m, mma, cluster)");
+  cal->add_option("--gemm", o->gemm, "measured GEMM times (JSON rows: M, N, K, ms, optional tile, group_m, mma, cluster, dtype)");
   cal->add_option("--conv", o->conv,
                   "measured convolution times (JSON rows: N, C, H, W, K, R, S, stride, pad, dtype, ms; docs/gpu.md)");
   cal->add_option("--ops", o->ops,
