@@ -6,10 +6,12 @@ gpu.l2.jitter_per_wave at the configuration's partitions and drift. Needs
 no GPU: it runs `sim gpu-calibrate --csv` and compares its hbm_mb (read + written) with the
 chip's dram__bytes_read + dram__bytes_write.
 
-Usage: configs/calibration/l2_reuse_fit.py [--sim build/sim] [--hw configs/gpu_h100.yaml] [--rows] [--no-grid]
+Usage: configs/calibration/l2_reuse_fit.py [--sim build/sim] [--hw configs/gpu_h100.yaml] [--rows] [--no-grid] [--near]
 Prints, per grid point, the rms of log(model / chip), its range and the median factor off; then
 the best point and the configuration's own (`--rows`: every row at the configuration's values;
-`--no-grid`: the configuration's line only).
+`--no-grid`: the configuration's line only; `--near`: only the configuration's neighbours on the
+grid and the jitter scan, with one shared L2 in step: whether the configuration is a local best,
+at a third of the runs, what the test suite checks).
 """
 import csv
 import glob
@@ -66,8 +68,16 @@ def config_value(sim, hw, key):
     raise SystemExit(f"l2_reuse_fit.py: {sim} config --hw {hw} prints no gpu.l2.{key}")
 
 
+def neighbours(values, v):
+    """v and the values beside it in the scan (v itself when it is not one of them)."""
+    if v not in values:
+        return [v]
+    i = values.index(v)
+    return values[max(0, i - 1):i + 2]
+
+
 def main(argv):
-    sim, hw, rows, grid = "build/sim", "configs/gpu_h100.yaml", False, True
+    sim, hw, rows, grid, near = "build/sim", "configs/gpu_h100.yaml", False, True, False
     i = 0
     while i < len(argv):
         if argv[i] == "--sim":
@@ -78,6 +88,8 @@ def main(argv):
             rows, i = True, i + 1
         elif argv[i] == "--no-grid":
             grid, i = False, i + 1
+        elif argv[i] == "--near":
+            near, i = True, i + 1
         else:
             print(f"l2_reuse_fit.py: unknown argument {argv[i]}", file=sys.stderr)
             return 2
@@ -86,15 +98,21 @@ def main(argv):
     if grid:
         print(f"{'partitions':>10} {'drift':>5} {'rms log':>8} {'min':>5} {'max':>5} {'median x':>8}")
         best = None
-        for p, d in GRID:
+        points, jitters = GRID, JITTER
+        if near:  # a cross on the grid around the configuration, and one shared L2 in step
+            parts, drifts = sorted({p for p, _ in GRID}), sorted({d for _, d in GRID})
+            points = sorted({(p, drift) for p in neighbours(parts, part)} | {(part, d) for d in neighbours(drifts, drift)} |
+                            {(1, 0)})
+            jitters = neighbours(list(JITTER), jitter)
+        for p, d in points:
             _, (rms, lo, hi, med) = score(sim, hw, [f"gpu.l2.partitions={p}", f"gpu.l2.drift_waves={d}"])
-            print(f"{p:>10} {d:>5} {rms:8.3f} {lo:5.2f} {hi:5.2f} {med:8.2f}")
+            print(f"{p:>10} {d:>5g} {rms:8.3f} {lo:5.2f} {hi:5.2f} {med:8.2f}")
             if best is None or rms < best[2]:
                 best = (p, d, rms)
-        print(f"best: partitions {best[0]} drift_waves {best[1]} rms log {best[2]:.3f}")
+        print(f"best: partitions {best[0]} drift_waves {best[1]:g} rms log {best[2]:.3f}")
         print(f"{'jitter':>10} {'rms log':>8} {'min':>5} {'max':>5} {'median x':>8}  (partitions {part}, drift {drift:g})")
         best = None
-        for j in JITTER:
+        for j in jitters:
             _, (rms, lo, hi, med) = score(sim, hw, [f"gpu.l2.jitter_per_wave={j}"])
             print(f"{j:>10} {rms:8.3f} {lo:5.2f} {hi:5.2f} {med:8.2f}")
             if best is None or rms < best[1]:

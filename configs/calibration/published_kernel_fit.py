@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The A100's tensor-core and HBM keys fitted on published kernel measurements, and the H100 judged
+"""The A100's tensor-core, HBM and L2 keys fitted on published kernel measurements, and the H100 judged
 on the same kind of GEMM rows (docs/gpu.md#the-a100-configurations). Needs no GPU: every GEMM row
 runs as the library plan of `sim zoo op matmul` (`--launch graph`, the kernel's time) on a
 configuration.
@@ -13,14 +13,21 @@ configuration.
                                  weights stream through few warps), each run as the tile sgl-kernel
                                  dispatches it (`sim gpu-calibrate --gemm`, tiles below)
   h100_matmul_mamf_heldout.json  bf16 and fp8 MAMF of an H100 SXM: held out, printed
+  a100_fp16_gemm_lightseq_heldout.json
+                                 cuBLAS fp16 GEMMs of BERT-sized layers on an A100 (LightSeq's
+                                 gemm_test): held out, printed; each row's kernel time plus
+                                 gpu.launch.graph_gap_us, as in the benchmark's back-to-back calls
   a100_stream_gpubenches.json    STREAM-like bandwidth of an A100 80GB and a 40GB (te42kyfo/
                                  gpu-benches): gpu.hbm.efficiency = the measured GB/s over the
                                  datasheet's, two decimals
+  a100_l2_gpubenches.json        L2 read bandwidth of an A100 80GB by data set (gpu-benches'
+                                 gpu-l2-cache): gpu.l2.bandwidth_gbps = the median GB/s of the
+                                 plateau (2-25 MiB), both A100 configurations
 
 Prints each scan, `best:` lines, `config:` (what configs/gpu_a100_80gb.yaml and gpu_a100.yaml
 hold, which must agree; `borrowed:` the other Ampere configurations, which take the A100's
-warp_load_bytes_in_flight), every row at the configurations' values and `hbm:` lines (fit, config).
-Usage: configs/calibration/published_kernel_fit.py [--sim build/sim] [-j N]
+warp_load_bytes_in_flight), every row at the configurations' values, `hbm:` and `l2:` lines (fit, config).
+Usage: configs/calibration/published_kernel_fit.py [--sim build/sim] [-j N] [--near]
 """
 import argparse
 import concurrent.futures
@@ -28,6 +35,7 @@ import json
 import math
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -76,13 +84,33 @@ def config_value(path, key):
     return float(m.group(1))
 
 
-def hbm_efficiency(path):
-    """gpu.hbm.efficiency of a config (the `efficiency:` line after `hbm:`)."""
+def block_value(path, block, key):
+    """gpu.<block>.<key> of a config (the `key:` line after `block:`)."""
     with open(os.path.join(ROOT, path)) as f:
-        m = re.search(r"^  hbm:\n(?:    .*\n)*?    efficiency:\s*([0-9.]+)", f.read(), re.M)
+        m = re.search(r"^  %s:\n(?:    .*\n)*?    %s:\s*([0-9.]+)" % (block, key), f.read(), re.M)
     if not m:
-        sys.exit("%s: no gpu.hbm.efficiency" % path)
+        sys.exit("%s: no gpu.%s.%s" % (path, block, key))
     return float(m.group(1))
+
+
+def lightseq_table(sim, hw):
+    """The held-out LightSeq rows: kernel time + the gap between back-to-back kernels."""
+    rs = rows("a100_fp16_gemm_lightseq_heldout.json")
+    gap = block_value(hw, "launch", "graph_gap_us")
+    us = [u + gap for u in sim.many([(r, hw, {}) for r in rs])]
+    print("a100_fp16_gemm_lightseq_heldout.json (held out) on %s, kernel + %.1f us:" % (os.path.basename(hw), gap))
+    print("  %-6s %-6s %-6s %11s %11s %8s" % ("M", "N", "K", "measured_us", "model_us", "error"))
+    errs = []
+    for r, p in zip(rs, us):
+        meas = r["ms"] * 1000
+        errs.append(100 * (p - meas) / meas)
+        print("  %-6d %-6d %-6d %11.1f %11.1f %+7.1f%%" % (r["M"], r["N"], r["K"], meas, p, errs[-1]))
+    print("lightseq: median |error| %.1f%% median error %+.1f%% worst %.1f%% over %d rows" % (
+        statistics.median(abs(e) for e in errs), statistics.median(errs), max(abs(e) for e in errs), len(errs)))
+
+
+def hbm_efficiency(path):
+    return block_value(path, "hbm", "efficiency")
 
 
 class Sim:
@@ -191,21 +219,44 @@ def hbm_fits():
             (A100_CONFIGS[1], median40, r40["peak_gbps"], round(median40 / r40["peak_gbps"], 2))]
 
 
+def l2_fit():
+    """(median GB/s of the L2 plateau, data sets in it): the A100 80GB's gpu-l2-cache rows of
+    2-25 MiB, past the L1s and within one L2 section; both A100 configurations take it."""
+    with open(os.path.join(HERE, "a100_l2_gpubenches.json")) as f:
+        plateau = [r["gbps"] for r in json.load(f)["rows"] if 2048 <= r["data_set_kb"] <= 25600]
+    return round(statistics.median(plateau)), len(plateau)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sim", default=os.path.join(ROOT, "build", "sim"))
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--near", action="store_true",
+                    help="scan each key at the configuration's value and the values beside it only (whether it is a "
+                         "local best: what the test suite checks, at a fifth of the runs)")
     a = ap.parse_args()
     sim = Sim(a.sim, a.jobs)
     hw = A100_CONFIGS[0]
+
+    def values(key, scanned):
+        if not a.near:
+            return scanned
+        v = config_value(hw, key)
+        if v not in scanned:
+            return [v]
+        i = scanned.index(v)
+        return scanned[max(0, i - 1):i + 2]
+
     mamf = rows("a100_matmul_mamf.json")
-    eff, eff_err = scan(sim, mamf, hw, "gpu.matmul.mma_efficiency", EFFICIENCIES, {})
+    eff, eff_err = scan(sim, mamf, hw, "gpu.matmul.mma_efficiency", values("mma_efficiency", EFFICIENCIES), {})
     print("best: mma_efficiency %.2f rms log %.4f" % (eff, eff_err))
     int8 = rows("a100_int8_gemm_sglang.json", fit_only=True)
-    share, share_err = scan(sim, int8, hw, "gpu.matmul.int8_mma_share", INT8_SHARES, {"gpu.matmul.mma_efficiency": eff})
+    share, share_err = scan(sim, int8, hw, "gpu.matmul.int8_mma_share", values("int8_mma_share", INT8_SHARES),
+                             {"gpu.matmul.mma_efficiency": eff})
     print("best: int8_mma_share %.2f rms log %.4f" % (share, share_err))
     stream = [r for r in rows("a100_int8_gemm_sglang.json") if r["M"] <= STREAM_ROWS_MAX_M]
-    warp_bytes, warp_err = scan_own_tiles(sim, stream, hw, "gpu.matmul.warp_load_bytes_in_flight", WARP_BYTES)
+    warp_bytes, warp_err = scan_own_tiles(sim, stream, hw, "gpu.matmul.warp_load_bytes_in_flight",
+                                          values("warp_load_bytes_in_flight", WARP_BYTES))
     print("best: warp_load_bytes_in_flight %d rms log %.4f" % (warp_bytes, warp_err))
     for c in A100_CONFIGS:
         print("config: %s mma_efficiency %.2f int8_mma_share %.2f warp_load_bytes_in_flight %d" % (
@@ -218,8 +269,13 @@ def main():
     own_tiles_table(sim, "a100_int8_gemm_sglang.json", rows("a100_int8_gemm_sglang.json"), hw)
     for c, gbps, peak, fit in hbm_fits():
         print("hbm: %s measured %.0f of %.0f GB/s fit %.2f config %.2f" % (c, gbps, peak, fit, hbm_efficiency(c)))
+    l2, sets = l2_fit()
+    for c in A100_CONFIGS:
+        print("l2: %s measured %d GB/s (median of %d data sets) config %.0f" % (c, l2, sets,
+                                                                              block_value(c, "l2", "bandwidth_gbps")))
     table(sim, "h100_matmul_mamf_heldout.json (held out)", rows("h100_matmul_mamf_heldout.json"), "configs/gpu_h100.yaml",
           fitted=False)
+    lightseq_table(sim, hw)
 
 
 if __name__ == "__main__":

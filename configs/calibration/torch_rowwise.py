@@ -13,8 +13,10 @@ median, L2 flushed before each run), against the looped row kernels of the GPU l
   h100_torch_layer_norm_heldout.json   H100: held out, printed.
 
 Prints the scan, `best:`, `config:` (each GPU configuration's value, which must be the best) and
-every row at the configurations' values.
-Usage: configs/calibration/torch_rowwise.py [--sim build/sim] [-j N]
+every row at the configurations' values (`--near`: the scan of the fitted configuration's value
+and the steps beside it only, an eighth of the runs: whether it is a local best, what the test
+suite checks).
+Usage: configs/calibration/torch_rowwise.py [--sim build/sim] [-j N] [--near]
        configs/calibration/torch_rowwise.py --write LIGER_CHECKOUT   (writes the three files)
 """
 import argparse
@@ -117,6 +119,7 @@ def main():
     ap.add_argument("--sim", default=os.path.join(ROOT, "build", "sim"))
     ap.add_argument("-j", type=int, default=2)
     ap.add_argument("--write", metavar="LIGER_CHECKOUT")
+    ap.add_argument("--near", action="store_true", help="scan the fitted configuration's value and its neighbours only")
     a = ap.parse_args()
     if a.write:
         write(a.write)
@@ -124,16 +127,20 @@ def main():
     sim = Sim(a.sim)
     fit_name = "rtx3090_torch_softmax.json"
     fit_rows, fit_hw = load(fit_name), FILES[fit_name][1]
+    steps = STEPS
+    if a.near:
+        v = config_value(fit_hw)
+        steps = [s for s in STEPS if abs(s - v) <= STEPS[1] - STEPS[0]] or [v]
     with concurrent.futures.ThreadPoolExecutor(a.j) as ex:
-        jobs = [(r, fit_hw, s) for s in STEPS for r in fit_rows]
+        jobs = [(r, fit_hw, s) for s in steps for r in fit_rows]
         times = list(ex.map(sim.us, jobs))
         scan = {}
         for (r, _, s), t in zip(jobs, times):
             scan.setdefault(s, []).append(math.log(t / (1000 * r["ms"])) ** 2)
         print("scan: gpu.row.block_exchange_cycles -> rms log error of time over %d rows of %s" % (len(fit_rows), fit_name))
-        for s in STEPS:
+        for s in steps:
             print("  %4d  %.4f" % (s, math.sqrt(sum(scan[s]) / len(scan[s]))))
-        best = min(STEPS, key=lambda s: (sum(scan[s]), s))
+        best = min(steps, key=lambda s: (sum(scan[s]), s))
         print("best: block_exchange_cycles %d" % best)
         for path in CONFIGS:
             print("config: %s block_exchange_cycles %g" % (path, config_value(path)))

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """configs/calibration/l2_reuse_fit.py against the committed H100 probe files
-(docs/gpu.md#l2-reuse-in-time): the H100 configuration's gpu.l2.partitions and drift_waves are
-the grid's best fit of the DRAM bytes (and its jitter_per_wave the best of its scan), and much
-better than one shared L2 with tiles in step.
+(docs/gpu.md#l2-reuse-in-time): the H100 configuration's gpu.l2.partitions and drift_waves fit
+the DRAM bytes better than their neighbours on the script's grid (and its jitter_per_wave better
+than its neighbours in the scan: `--near`, a third of the full scan's runs), and much better
+than one shared L2 with tiles in step.
 Usage: test_l2_reuse_fit.py SOURCE_DIR SIM."""
 import os
 import re
@@ -11,7 +12,7 @@ import sys
 
 src, sim = sys.argv[1], sys.argv[2]
 out = subprocess.run([sys.executable, os.path.join(src, "configs", "calibration", "l2_reuse_fit.py"), "--sim", sim,
-                      "--hw", os.path.join(src, "configs", "gpu_h100.yaml")],
+                      "--hw", os.path.join(src, "configs", "gpu_h100.yaml"), "--near"],
                      cwd=src, capture_output=True, text=True)
 failures = []
 if out.returncode != 0:
@@ -23,14 +24,14 @@ else:
     best_jitter = re.search(r"^best: jitter_per_wave ([\d.]+) rms log ([\d.]+)", out.stdout, re.M)
     conf = re.search(r"^config: partitions (\d+) drift_waves ([\d.]+) jitter_per_wave ([\d.]+) rms log ([\d.]+), "
                      r"model / chip ([\d.]+)-([\d.]+), median factor ([\d.]+) over (\d+) kernels", out.stdout, re.M)
-    if len(grid) != 18 or not best or not best_jitter or not conf:
+    if len(grid) < 5 or (1, 0.0) not in grid or not best or not best_jitter or not conf:
         failures.append(f"unexpected output:\n{out.stdout}")
     else:
         if (int(conf[1]), float(conf[2])) != (int(best[1]), float(best[2])):
-            failures.append(f"configs/gpu_h100.yaml has partitions {conf[1]} drift_waves {conf[2]}; the fit's best is "
-                            f"partitions {best[1]} drift_waves {best[2]}")
+            failures.append(f"configs/gpu_h100.yaml has partitions {conf[1]} drift_waves {conf[2]}; its neighbour "
+                            f"partitions {best[1]} drift_waves {best[2]} fits better")
         if float(conf[3]) != float(best_jitter[1]):
-            failures.append(f"configs/gpu_h100.yaml has jitter_per_wave {conf[3]}; the fit's best is {best_jitter[1]}")
+            failures.append(f"configs/gpu_h100.yaml has jitter_per_wave {conf[3]}; its neighbour {best_jitter[1]} fits better")
         if int(conf[8]) != 34:
             failures.append(f"expected 34 probe kernels, got {conf[8]}")
         if not float(conf[4]) < 0.5 * grid[(1, 0.0)]:
