@@ -109,7 +109,9 @@ bool play_matmul_tiles(models::L2Residency& l2, const gpu::Op& op, const TilePas
   // The reads in time order. A tile reads chunk c of its two panels in the middle of the K
   // steps the chunk covers; a stream-K worker walks its pieces one after the other.
   std::vector<ChunkRead> reads;
-  reads.reserve(static_cast<size_t>(2 * chunks * (op.config.stream_k ? tiles + std::max<int64_t>(1, op.config.num_tasks) : tiles)));
+  // Tiles, or stream-K pieces: at most one a worker more than the tiles.
+  const int64_t pieces = op.config.stream_k ? tiles + std::max<int64_t>(1, op.config.num_tasks) : tiles;
+  reads.reserve(static_cast<size_t>(2 * chunks * pieces));
   auto read_steps = [&](int64_t order, int64_t tile_id, int64_t k_begin, int64_t k_end, double start) {
     const auto [mi, ni] = models::matmul_tile_index(tile_id % (nt * mt), mt, nt, op.config.tile_group_m);
     const int64_t bi = tile_id / (nt * mt);
