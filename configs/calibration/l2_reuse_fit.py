@@ -69,10 +69,9 @@ def config_value(sim, hw, key):
 
 
 def neighbours(values, v):
-    """v and the values beside it in the scan (v itself when it is not one of them)."""
-    if v not in values:
-        return [v]
-    i = values.index(v)
+    """The scanned value nearest v and those beside it: a configuration off the scan never
+    comes out as its best, as with the full scan."""
+    i = min(range(len(values)), key=lambda k: abs(values[k] - v))
     return values[max(0, i - 1):i + 2]
 
 

@@ -241,10 +241,10 @@ def main():
     def values(key, scanned):
         if not a.near:
             return scanned
+        # The scanned value nearest the configuration's and those beside it: a value off the
+        # scan never comes out as its best, as with the full scan.
         v = config_value(hw, key)
-        if v not in scanned:
-            return [v]
-        i = scanned.index(v)
+        i = min(range(len(scanned)), key=lambda k: abs(scanned[k] - v))
         return scanned[max(0, i - 1):i + 2]
 
     mamf = rows("a100_matmul_mamf.json")

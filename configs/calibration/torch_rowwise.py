@@ -130,7 +130,8 @@ def main():
     steps = STEPS
     if a.near:
         v = config_value(fit_hw)
-        steps = [s for s in STEPS if abs(s - v) <= STEPS[1] - STEPS[0]] or [v]
+        i = min(range(len(STEPS)), key=lambda k: abs(STEPS[k] - v))  # off the scan: never its best
+        steps = STEPS[max(0, i - 1):i + 2]
     with concurrent.futures.ThreadPoolExecutor(a.j) as ex:
         jobs = [(r, fit_hw, s) for s in steps for r in fit_rows]
         times = list(ex.map(sim.us, jobs))
